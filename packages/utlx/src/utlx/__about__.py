@@ -1,0 +1,3 @@
+"""Version of the utlx distribution (released on its own)."""
+
+__version__ = "0.1.0"
