@@ -1,0 +1,60 @@
+"""Every error tritonx raises, in one hierarchy.
+
+Each error names what is at fault (plugin, pipeline, pass, stage, op or argument) so the message alone
+tells a kernel engineer where to look; none of them leaves Triton in a broken state.
+"""
+
+from __future__ import annotations
+
+
+class TritonxError(Exception):
+    """Base class of every tritonx error."""
+
+
+class PipelineError(TritonxError, ValueError):
+    """A pipeline or one of its edits is malformed (wrong stage, wrong argument types...)."""
+
+
+class UnknownPassError(PipelineError):
+    """A pass name matches no pass of the installed Triton (or of a loaded native plugin)."""
+
+
+class PassNotInVersionError(UnknownPassError):
+    """The pass exists in another supported Triton version, not in the installed one."""
+
+
+class PassNotFoundInStageError(PipelineError):
+    """A known pass name does not occur in the stage being compiled (target/option specific)."""
+
+
+class PipelineConflictError(PipelineError):
+    """Two active edits contradict each other (for example two replacements of one pass)."""
+
+
+class PipelineFrozenError(PipelineError):
+    """An active or kernel-bound pipeline was edited; edit a copy instead."""
+
+
+class PassFailedError(TritonxError, RuntimeError):
+    """A pass inserted by a pipeline raised while compiling; names pipeline, pass and stage."""
+
+
+class HookError(TritonxError, RuntimeError):
+    """The stages hook slot is not in the state tritonx needs."""
+
+
+class PluginError(TritonxError):
+    """A plugin could not be found, imported or enabled."""
+
+
+class PluginLoadError(PluginError):
+    """A native plugin library was refused before Triton saw it, or could not be loaded.
+
+    ``check`` names the safety check that failed (``exists``, ``elf``, ``symbol``, ``api_version``,
+    ``triton_version``, ``undefined_symbols``, ``probe``, ``load``...), ``path`` the library.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, check: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.check = check

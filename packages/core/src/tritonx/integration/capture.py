@@ -1,0 +1,53 @@
+"""``tritonx.capture``: compile once on the CPU and return every stage's passes as data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+from triton.compiler import ASTSource
+
+from .. import compat
+from ..model.passes import Capture
+from ..model.target import Target
+from .hook import capturing
+
+
+def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, str] | None = None,
+                constexprs: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
+                attrs: dict[Any, Any] | None = None) -> Any:
+    """``triton.compile`` of ``kernel`` (default: a small pipelined matmul) for ``target``, on the CPU.
+
+    ``attrs`` are Triton's argument attributes; ``divisible(n)`` marks the first n arguments as
+    16-divisible (what a launch with aligned tensors would specialize on).
+    """
+    from .probe_kernels import PROBE_CONSTEXPRS, PROBE_SIGNATURE, probe_matmul
+
+    tgt = Target.parse(target)
+    if kernel is None:
+        kernel, signature, constexprs = probe_matmul, PROBE_SIGNATURE, PROBE_CONSTEXPRS
+        attrs = divisible(len(PROBE_SIGNATURE))
+    if signature is None:
+        raise ValueError("compile_for(kernel=...) needs signature= (e.g. {'x_ptr': '*fp32', 'n': 'i32'})")
+    src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs or {}, attrs=attrs)
+    return triton.compile(src, target=tgt.to_triton(), options=options)
+
+
+def divisible(n: int, by: int = 16) -> dict[Any, Any]:
+    """Argument attributes marking the first ``n`` arguments divisible by ``by`` (pointers aligned)."""
+    return {(i,): [["tt.divisibility", by]] for i in range(n)}
+
+
+def capture(target: str | Target = "cuda:90", kernel: Any = None, signature: dict[str, str] | None = None,
+            constexprs: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Capture:
+    """Every stage's pass list for ``target`` (stock, or with the active pipelines' edits marked).
+
+    Compiles ``kernel`` (default: a small pipelined matmul) with Triton's cache bypassed, so the
+    stages really run. Pass lists depend on the target, the options and sometimes the kernel.
+    """
+    tgt = Target.parse(target)
+    with capturing() as sink, triton.knobs.compilation.scope():
+        triton.knobs.compilation.always_compile = True
+        compile_for(tgt, kernel, signature, constexprs, options)
+    return Capture(target=str(tgt), triton_version=compat.TRITON_VERSION_STR, stages=sink.stages,
+                   stage_order=list(sink.order))

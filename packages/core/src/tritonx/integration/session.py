@@ -1,0 +1,306 @@
+"""One compile seen through tritonx: wraps the stages, runs the edited pass lists, checks the edits.
+
+The stages hook creates a :class:`CompileSession` per compile that has active edits (or a capture
+listening). Each stage it must touch is replaced by a wrapper that runs a recording copy of the stock
+stage (see :mod:`.recorder`); every ``pm.run`` of that copy becomes :meth:`StageSession.run`, which
+plans the edited pass list (:mod:`tritonx.engine.plan`) and runs it on real pass managers, with Python
+passes between segments. An unedited pass list runs on one pass manager exactly as stock does.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..compat import libtriton, parse_pipeline_names
+from ..engine import names as pass_names
+from ..engine.plan import Step, is_identity, plan
+from ..errors import PassFailedError, PassNotFoundInStageError, PipelineConflictError, PipelineError, TritonxError
+from ..model.passes import PassInfo
+from ..model.pipeline import Edit, NamedPass, Pipeline, PythonPass
+from .context import PassContext
+from .recorder import RecordingPassManager, recording_stage
+
+_name_cache: dict[str, str] = {}
+
+
+def pass_name_of(adder: str, fn: Callable[..., Any], args: tuple[Any, ...], context: Any) -> str:
+    """The MLIR pass argument an adder adds, learned once per adder from a probe pass manager."""
+    name = _name_cache.get(adder)
+    if name is None:
+        name = adder.rsplit(".", 1)[-1].removeprefix("add_")
+        try:
+            probe = libtriton().ir.pass_manager(context)
+            fn(probe, *args)
+            found = parse_pipeline_names(probe.get_pipeline_str())
+            if found:
+                name = found[0]
+        except Exception:  # the adder works in the real run; a probe failure only costs the pretty name
+            pass
+        _name_cache[adder] = name
+        pass_names.learn(adder, name)
+    return name
+
+
+class CaptureSink:
+    """Collects each stage's (annotated) pass list during a capture compile."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, list[PassInfo]] = {}
+        self.order: list[str] = []
+
+    def add(self, stage: str, infos: Sequence[PassInfo]) -> None:
+        if stage not in self.stages:
+            self.stages[stage] = []
+            self.order.append(stage)
+        self.stages[stage].extend(infos)
+
+
+class CompileSession:
+    """State of one compile with tritonx edits: who asked for what, and what matched."""
+
+    def __init__(self, *, backend: Any, options: Any, language: Any, capability: int | None,
+                 pipelines: Sequence[Pipeline], kernel: str | None, sink: CaptureSink | None) -> None:
+        self.backend = backend
+        self.options = options
+        self.language = str(getattr(language, "name", language)).lower()
+        self.capability = capability
+        self.pipelines = tuple(pipelines)
+        self.kernel = kernel
+        self.sink = sink
+        target = backend.target
+        self.target = f"{target.backend}:{target.arch}"
+        self.edits: list[Edit] = [e for p in self.pipelines for e in p.edits]
+        self.matched: set[int] = set()
+        self._check_static_conflicts()
+
+    # -- setup ------------------------------------------------------------------------------------
+
+    def _check_static_conflicts(self) -> None:
+        seen: dict[tuple[str, str], Edit] = {}
+        for e in self.edits:
+            if e.kind == "override_stage":
+                prev = seen.get(("override_stage", e.stage))
+                if prev is not None:
+                    raise PipelineConflictError(
+                        f"conflicting edits: pipeline {prev.pipeline!r} {prev.describe()} and "
+                        f"pipeline {e.pipeline!r} {e.describe()} both override stage {e.stage!r}"
+                    )
+                seen[("override_stage", e.stage)] = e
+
+    def context(self, *, pipeline: str, pass_name: str, stage: str, metadata: Any = None) -> PassContext:
+        return PassContext(pipeline=pipeline, pass_name=pass_name, stage=stage, target=self.target,
+                           backend=self.backend, options=self.options, metadata=metadata,
+                           capability=self.capability, language=self.language, kernel=self.kernel)
+
+    def install(self, stages: dict[str, Callable[..., Any]]) -> None:
+        """Rewrite the stages dict in place for this compile."""
+        for e in self.edits:
+            if e.kind == "override_pipeline":
+                try:
+                    e.fn(stages, self.context(pipeline=e.pipeline, pass_name=e.describe(), stage="*"))
+                except TritonxError:
+                    raise
+                except Exception as exc:
+                    raise PassFailedError(
+                        f"override_pipeline of pipeline {e.pipeline!r} failed ({self.target}): {exc}"
+                    ) from exc
+        pass_edits = [e for e in self.edits if e.selector is not None]
+        for stage in list(stages):
+            stage_fn = stages[stage]
+            override = next((e for e in self.edits if e.kind == "override_stage" and e.stage == stage), None)
+            transforms = [e for e in self.edits if e.kind == "transform_stage" and e.stage == stage]
+            if override is not None:
+                stage_fn = self._overridden(stage, override)
+            elif pass_edits or self.sink is not None:
+                stage_fn = self._recorded(stage, stage_fn, pass_edits)
+            if transforms:
+                stage_fn = self._transformed(stage, stage_fn, transforms)
+            stages[stage] = stage_fn
+        last = list(stages)[-1] if stages else None
+        if last is not None:
+            stages[last] = self._checked_last(stages[last])
+
+    def _overridden(self, stage: str, edit: Edit) -> Callable[..., Any]:
+        def run(src: Any, metadata: Any) -> Any:
+            ctx = self.context(pipeline=edit.pipeline, pass_name=edit.describe(), stage=stage, metadata=metadata)
+            return self._call_user(edit, stage, lambda: edit.fn(src, metadata, ctx))
+
+        self.matched.add(edit.uid)
+        return run
+
+    def _transformed(self, stage: str, inner: Callable[..., Any], edits: list[Edit]) -> Callable[..., Any]:
+        def run(src: Any, metadata: Any) -> Any:
+            out = inner(src, metadata)
+            for e in edits:
+                ctx = self.context(pipeline=e.pipeline, pass_name=e.describe(), stage=stage, metadata=metadata)
+                new = self._call_user(e, stage, lambda e=e, out=out, ctx=ctx: e.fn(out, ctx))
+                if not isinstance(new, type(out)):
+                    raise PassFailedError(
+                        f"transform_stage of pipeline {e.pipeline!r} ({e.describe()}) returned "
+                        f"{type(new).__name__} for stage {stage!r}; it must return {type(out).__name__}"
+                    )
+                out = new
+            return out
+
+        for e in edits:
+            self.matched.add(e.uid)
+        return run
+
+    def _recorded(self, stage: str, inner: Callable[..., Any], edits: list[Edit]) -> Callable[..., Any]:
+        stage_edits = [e for e in edits if e.selector.stage in (None, stage)]
+
+        def run(src: Any, metadata: Any) -> Any:
+            sess = StageSession(self, stage, stage_edits, metadata)
+            copy = recording_stage(inner, self.backend, sess)
+            if copy is None:
+                if any(e.selector.stage == stage for e in stage_edits):
+                    raise PipelineError(
+                        f"stage {stage!r} of this Triton cannot be edited pass by pass; use override_stage"
+                    )
+                return inner(src, metadata)
+            return copy(src, metadata)
+
+        return run
+
+    def _checked_last(self, inner: Callable[..., Any]) -> Callable[..., Any]:
+        def run(src: Any, metadata: Any) -> Any:
+            out = inner(src, metadata)
+            self.check_unmatched()
+            return out
+
+        return run
+
+    # -- checks -----------------------------------------------------------------------------------
+
+    def check_unmatched(self) -> None:
+        missing = [e for e in self.edits if e.required and e.uid not in self.matched]
+        if missing:
+            e = missing[0]
+            where = f"stage {e.selector.stage!r}" if e.selector and e.selector.stage else "any stage"
+            raise PassNotFoundInStageError(
+                f"pipeline {e.pipeline!r}: {e.describe()} matched no pass in {where} when compiling "
+                f"{self.kernel or 'the kernel'} for {self.target} ({self.language}); the pass does not run for "
+                f"this target/options. Pass required=False to allow that"
+            )
+
+    def _call_user(self, edit: Edit, stage: str, thunk: Callable[[], Any]) -> Any:
+        try:
+            return thunk()
+        except TritonxError:
+            raise
+        except Exception as exc:
+            raise PassFailedError(
+                f"pipeline {edit.pipeline!r}: {edit.describe()} raised in stage {stage!r} while compiling "
+                f"{self.kernel or 'a kernel'} for {self.target}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+class StageSession:
+    """One stage of one compile: receives each recorded ``pm.run`` and runs the edited list."""
+
+    def __init__(self, compile_session: CompileSession, stage: str, edits: list[Edit], metadata: Any) -> None:
+        self.cs = compile_session
+        self.stage = stage
+        self.edits = edits
+        self.metadata = metadata
+        self.index = 0
+        self.counts: dict[str, int] = {}
+
+    def run(self, pm: RecordingPassManager, mod: Any, rest: tuple[Any, ...]) -> None:
+        label = str(rest[0]) if rest else ""
+        infos: list[PassInfo] = []
+        for adder, fn, args in pm.calls:
+            name = pass_name_of(adder, fn, args, pm.context)
+            occ = self.counts.get(name, 0)
+            self.counts[name] = occ + 1
+            infos.append(PassInfo(name=name, adder=adder, args=args, stage=self.stage, index=self.index,
+                                  occurrence=occ, label=label, fn=fn))
+            self.index += 1
+        steps, used = plan(infos, self.edits, self.counts)
+        self.cs.matched.update(used)
+        if self.cs.sink is not None:
+            self.cs.sink.add(self.stage, annotate(infos, steps))
+        if is_identity(steps, infos):
+            real = pm.new_real()
+            for info in infos:
+                info.fn(real, *info.args)
+            real.run(mod, *rest)
+            return
+        self._execute(pm, mod, rest, steps)
+
+    def _execute(self, pm: RecordingPassManager, mod: Any, rest: tuple[Any, ...], steps: list[Step]) -> None:
+        real = None
+        for step in steps:
+            if step.kind == "pass":
+                real = real or pm.new_real()
+                step.info.fn(real, *step.info.args)
+                continue
+            spec = step.edit.new
+            if isinstance(spec, NamedPass):
+                real = real or pm.new_real()
+                self._add_named(real, step.edit, spec)
+                continue
+            if real is not None:
+                real.run(mod, *rest)
+                real = None
+            self._run_python(mod, step.edit, spec)
+        if real is not None:
+            real.run(mod, *rest)
+
+    def _add_named(self, real: Any, edit: Edit, spec: NamedPass) -> None:
+        path, adder = pass_names.resolve_adder(spec.name, pipeline=edit.pipeline)
+        args = tuple(spec.args or ())
+        try:
+            if path.startswith("native:"):
+                adder(real, [str(a) for a in args])
+            else:
+                adder(real, *args)
+        except TypeError as exc:
+            raise PipelineError(
+                f"pipeline {edit.pipeline!r}: {edit.describe()}: pass {spec.name!r} does not take args "
+                f"{list(args)!r} ({exc})"
+            ) from exc
+
+    def _run_python(self, mod: Any, edit: Edit, spec: PythonPass) -> None:
+        ctx = self.cs.context(pipeline=edit.pipeline, pass_name=spec.name, stage=self.stage, metadata=self.metadata)
+        try:
+            spec.fn(mod, ctx)
+        except TritonxError:
+            raise
+        except Exception as exc:
+            tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            raise PassFailedError(
+                f"Python pass {spec.name!r} of pipeline {edit.pipeline!r} raised in stage {self.stage!r} "
+                f"while compiling {self.cs.kernel or 'a kernel'} for {self.cs.target}: {tb}"
+            ) from exc
+        verify = getattr(mod, "verify", None)
+        if verify is not None and not verify():
+            raise PassFailedError(
+                f"Python pass {spec.name!r} of pipeline {edit.pipeline!r} left an invalid module in stage "
+                f"{self.stage!r} ({self.cs.target})"
+            )
+
+
+def annotate(infos: Sequence[PassInfo], steps: Sequence[Step]) -> list[PassInfo]:
+    """The stock list with edits marked (``plan`` set disabled/replaced), inserted passes interleaved."""
+    by_anchor: dict[int, list[Step]] = {}
+    for s in steps:
+        if s.kind == "new":
+            by_anchor.setdefault(id(s.anchor), []).append(s)
+    out: list[PassInfo] = []
+    for info in infos:
+        attached = by_anchor.get(id(info), [])
+        out.extend(_inserted(s, info, "inserted") for s in attached if s.edit.kind == "insert_before")
+        out.append(info)
+        out.extend(_inserted(s, info, "replacement") for s in attached if s.edit.kind == "replace")
+        out.extend(_inserted(s, info, "inserted") for s in attached if s.edit.kind == "insert_after")
+    return out
+
+
+def _inserted(step: Step, anchor: PassInfo, mark: str) -> PassInfo:
+    spec = step.edit.new
+    return PassInfo(name=spec.describe(), adder="python" if isinstance(spec, PythonPass) else spec.name,
+                    args=tuple(getattr(spec, "args", None) or ()), stage=anchor.stage, index=anchor.index,
+                    occurrence=0, label=anchor.label, mark=mark, edit=step.edit.pipeline)

@@ -1,0 +1,47 @@
+"""What a plugin is: a named, versioned bundle of pipelines and native libraries.
+
+Installed distributions expose one through the ``tritonx.plugins`` entry-point group (the entry point
+resolves to a :class:`Plugin` or to a zero-argument callable returning one); code may also register
+one directly with :func:`tritonx.register_plugin`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
+
+
+@dataclass
+class Plugin:
+    """A tritonx plugin.
+
+    Attributes:
+        name: unique name, used by ``TRITONX_PLUGINS`` and the CLI.
+        version: the plugin's own version string.
+        description: one line shown by ``tritonx plugins``.
+        pipelines: the pipelines activated (globally) while the plugin is enabled.
+        native_libraries: paths of native ``.so`` plugins this plugin needs; checked before loading.
+        cache_key: optional callable returning a string that enters Triton's cache key while the
+            plugin is enabled (use it for state the pipelines' own keys cannot see).
+        default_enabled: enabled without being named in ``TRITONX_PLUGINS``.
+        distribution: the installed distribution it came from (filled in by discovery).
+    """
+
+    name: str
+    version: str = "0"
+    description: str = ""
+    pipelines: Sequence[Pipeline] = field(default_factory=tuple)
+    native_libraries: Sequence[str] = field(default_factory=tuple)
+    cache_key: Callable[[], str] | None = None
+    default_enabled: bool = False
+    distribution: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise TypeError(f"Plugin name must be a non-empty string, got {self.name!r}")
+        self.pipelines = tuple(self.pipelines)
+        self.native_libraries = tuple(str(p) for p in self.native_libraries)
