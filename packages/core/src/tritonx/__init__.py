@@ -30,6 +30,29 @@ from .model.passes import Capture, PassInfo  # noqa: E402
 from .model.pipeline import Pipeline  # noqa: E402
 from .model.plugin import Plugin  # noqa: E402
 from .model.target import Target  # noqa: E402
+from .plugins.registry import (  # noqa: E402
+    apply_environment,
+    disable_plugins,
+    discover,
+    enable_plugins,
+    get_plugin,
+    list_plugins,
+    register_plugin,
+)
+
+
+def check_native(path: str):  # noqa: ANN201 - re-exported from tritonx.native.check
+    """Run every safety check on a native plugin library without loading it here (see tritonx.native)."""
+    from .native.check import check_native as _check
+
+    return _check(path)
+
+
+def load_native(path: str):  # noqa: ANN201
+    """Check, then load a native plugin library the way the installed Triton allows."""
+    from .native.load import load_native as _load
+
+    return _load(path)
 
 __all__ = [
     "Capture",
@@ -50,6 +73,15 @@ __all__ = [
     "UnknownPassError",
     "__version__",
     "activate",
+    "apply_environment",
+    "check_native",
+    "disable_plugins",
+    "discover",
+    "enable_plugins",
+    "get_plugin",
+    "list_plugins",
+    "load_native",
+    "register_plugin",
     "active",
     "capture",
     "compile_for",

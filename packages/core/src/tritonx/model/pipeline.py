@@ -227,7 +227,7 @@ class Pipeline:
             raise PipelineError(f"pipeline {self.name!r}: a pass name must be a non-empty string, got {name!r}")
         if occurrence is not None and (not isinstance(occurrence, int) or isinstance(occurrence, bool)):
             raise PipelineError(f"pipeline {self.name!r}: occurrence must be an int, got {occurrence!r}")
-        _check_stage(stage, allowed=MLIR_STAGES + ("llir",))
+        _check_stage(stage, allowed=(*MLIR_STAGES, "llir"))
         from ..engine.names import validate_pass_name
 
         validate_pass_name(name, pipeline=self.name)
