@@ -1,0 +1,135 @@
+"""Every Triton-version difference of native (.so) plugin loading, in one place.
+
+Measured on the PyPI wheels (2026-11-29):
+
+* 3.6.0 has no native plugin support at all.
+* 3.7.1 and 3.8.0: libtriton reads ``TRITON_PLUGIN_PATHS`` (colon-separated) once, when it is first
+  imported, and aborts the whole process (``LLVM ERROR``) on a bad entry. Each pass a plugin declares
+  appears as ``triton._C.libtriton.passes.plugin.<pass name>(pm, args)``; the wheel's test plugin
+  declares ``add_plugin``, its dialect plugin ``plugingpu_conversion``.
+* 3.9.0: nothing is read from the environment; ``passes.plugin.extend_with(path)`` loads a library at
+  any time and creates ``passes.plugin.add_<pass name>(pm, args=[])`` (the test plugin now declares
+  ``plugin`` -> ``add_plugin``), ``ir.extend_dialects_with(path)`` registers its dialects.
+* The ``tritonGetPluginInfo()`` struct is the same in 3.7.1, 3.8.0 and 3.9.0 (API version 2).
+
+Standard library only, and it never imports ``triton``: it answers questions from a version string, so
+the checks can run before (and without) libtriton being loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Environment variable libtriton 3.7/3.8 reads at import.
+TRITON_PLUGIN_PATHS = "TRITON_PLUGIN_PATHS"
+
+#: The exported C entry point every native plugin must define.
+ENTRY_POINT = "tritonGetPluginInfo"
+
+#: Layout of the struct returned by ``tritonGetPluginInfo()``, per plugin API version. Field kinds:
+#: ``u32``, ``size`` (size_t), ``str`` (const char *), ``ptr`` (any pointer), ``array:<struct>`` (pointer
+#: to the first element; its count is the field named ``<field>_count``).
+PLUGIN_INFO_LAYOUTS: dict[int, dict[str, list[tuple[str, str]]]] = {
+    2: {
+        "PluginInfo": [
+            ("api_version", "u32"),
+            ("plugin_name", "str"),
+            ("plugin_version", "str"),
+            ("passes", "array:PassInfo"),
+            ("passes_count", "size"),
+            ("dialects", "array:DialectInfo"),
+            ("dialects_count", "size"),
+            ("ops", "array:OpInfo"),
+            ("ops_count", "size"),
+            ("triton_version", "str"),
+        ],
+        "PassInfo": [("name", "str"), ("version", "str"), ("add_pass", "ptr"), ("register_pass", "ptr")],
+        "DialectInfo": [("name", "str"), ("version", "str"), ("register_dialect", "ptr")],
+        "OpInfo": [("name", "str"), ("add_op", "ptr")],
+    }
+}
+
+#: Plugin API versions this tritonx can decode and that some supported Triton loads.
+KNOWN_API_VERSIONS: tuple[int, ...] = tuple(sorted(PLUGIN_INFO_LAYOUTS))
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """``"3.8.0+git1234"`` -> ``(3, 8, 0)``; tolerant of suffixes such as ``rc1`` or ``.dev0``."""
+    parts: list[int] = []
+    for piece in text.split("+")[0].split(".")[:3]:
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        parts.append(int(digits or 0))
+    while len(parts) < 3:
+        parts.append(0)
+    return parts[0], parts[1], parts[2]
+
+
+def release(text: str) -> str:
+    """The release part of a version string, the part libtriton compares (``"3.8.0+abc"`` -> ``"3.8.0"``)."""
+    return text.split("+")[0].strip()
+
+
+def versions_match(plugin_triton_version: str, installed_triton_version: str) -> bool:
+    """Does a plugin built for one Triton version load into the installed one? (Triton's own rule.)"""
+    return release(plugin_triton_version) == release(installed_triton_version)
+
+
+@dataclass(frozen=True)
+class NativeLoading:
+    """How the installed Triton loads native plugins.
+
+    Attributes:
+        triton_version: the installed Triton's version string.
+        mechanism: ``"unsupported"`` (< 3.7), ``"env"`` (libtriton reads ``TRITON_PLUGIN_PATHS`` at import:
+            3.7, 3.8) or ``"extend_with"`` (load at any time through ``passes.plugin.extend_with``: 3.9).
+    """
+
+    triton_version: str
+    mechanism: str
+
+    @property
+    def supported(self) -> bool:
+        return self.mechanism != "unsupported"
+
+    @property
+    def runtime_loading(self) -> bool:
+        """Can a library be loaded after ``triton`` was imported?"""
+        return self.mechanism == "extend_with"
+
+    def pass_attribute(self, pass_name: str) -> str:
+        """Name of the ``libtriton.passes.plugin`` attribute that adds the plugin pass ``pass_name``."""
+        if self.mechanism == "extend_with":
+            # extend_with prefixes "add_" but never doubles it (measured: "plugin" -> "add_plugin").
+            return pass_name if pass_name.startswith("add_") else f"add_{pass_name}"
+        return pass_name
+
+    def load_calls(self, has_dialects: bool) -> list[str]:
+        """Dotted ``libtriton`` functions to call with the library path to load it at run time (3.9)."""
+        if self.mechanism != "extend_with":
+            return []
+        calls = ["passes.plugin.extend_with"]
+        if has_dialects:
+            calls.append("ir.extend_dialects_with")
+        return calls
+
+    def unsupported_reason(self) -> str:
+        return (
+            f"Triton {self.triton_version} has no native plugin support (native .so plugins need Triton >= 3.7); "
+            f"upgrade Triton or leave the native library out"
+        )
+
+
+def native_loading(triton_version: str) -> NativeLoading:
+    """The loading mechanism of a Triton version (by version string; never imports triton)."""
+    major_minor = parse_version(triton_version)[:2]
+    if major_minor < (3, 7):
+        mechanism = "unsupported"
+    elif major_minor < (3, 9):
+        mechanism = "env"
+    else:
+        mechanism = "extend_with"
+    return NativeLoading(triton_version=triton_version, mechanism=mechanism)
