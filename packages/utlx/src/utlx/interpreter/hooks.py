@@ -1,0 +1,132 @@
+"""Teach Triton's interpreter about utlx, through the interpreter's own two extension points.
+
+1. ``_patch_lang(fn)``: on every launch the interpreter swaps ``tl`` builtins for versions that receive its
+   numpy semantic, and restores them afterwards. It only knows ``triton.language``; we wrap it so the same
+   happens to the utlx ops (on the ``utlx`` module, its submodules, and names a kernel imported with
+   ``from utlx import ...``), and so each launch gets fresh utlx state.
+2. ``FunctionRewriter.ast_transformer``: the interpreter re-parses each kernel before running it; we run
+   :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from utlx.interpreter import _compat
+from utlx.interpreter import state as _state
+from utlx.interpreter.tasks import rewrite_tasks
+from utlx.language._op import is_utlx_op
+
+_PATCHED_MARK = "__utlx_interpreter_patched__"
+# (container, name, original, is_dict) for every utlx patch made during the running launch
+_records: list[tuple[Any, str, Any, bool]] = []
+
+
+def _interpreted(member: Callable[..., Any]) -> Callable[..., Any]:
+    semantic = _compat.interpreter_semantic()
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("_semantic", None)
+        return member(*args, _semantic=semantic, **kwargs)
+
+    setattr(call, _PATCHED_MARK, member)
+    call.__doc__ = member.__doc__
+    call.__name__ = getattr(member, "__name__", "utlx_op")
+    return call
+
+
+def _utlx_modules() -> list[ModuleType]:
+    mods = list(sys.modules.items())
+    return [m for name, m in mods if m is not None and (name == "utlx" or name.startswith("utlx.language"))]
+
+
+def _patch_container(container: Any, items: list[tuple[str, Any]], is_dict: bool) -> None:
+    for name, member in items:
+        if is_utlx_op(member):
+            _records.append((container, name, member, is_dict))
+            if is_dict:
+                container[name] = _interpreted(member)
+            else:
+                setattr(container, name, _interpreted(member))
+
+
+def _patch_utlx(fn: Any) -> None:
+    for module in _utlx_modules():
+        _patch_container(module, list(vars(module).items()), is_dict=False)
+    fn_globals = getattr(fn, "__globals__", None)
+    if isinstance(fn_globals, dict):
+        _patch_container(fn_globals, list(fn_globals.items()), is_dict=True)
+
+
+def _restore_utlx() -> None:
+    while _records:
+        container, name, original, is_dict = _records.pop()
+        if is_dict:
+            container[name] = original
+        else:
+            setattr(container, name, original)
+
+
+class _ScopeProxy:
+    """Returned in place of the interpreter's patch scope: restoring it also undoes the utlx patches."""
+
+    def __init__(self, scope: Any, outer: bool) -> None:
+        self._scope = scope
+        self._outer = outer
+
+    def restore(self) -> None:
+        if self._outer:
+            _restore_utlx()
+            _state.end_launch()
+        self._scope.restore()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._scope, name)
+
+
+def _wrap_patch_lang(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def _patch_lang(fn: Any) -> Any:
+        scope = original(fn)
+        # The grid executor calls this once per launch and restores the scope; nested device-function calls
+        # call it again during the launch and never restore: only the outermost call owns the utlx state.
+        outer = not _state.launch_active()
+        if outer:
+            _state.begin_launch()
+        _patch_utlx(fn)
+        return _ScopeProxy(scope, outer)
+
+    _patch_lang.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(_patch_lang, _PATCHED_MARK, original)
+    return _patch_lang
+
+
+class _TransformerChain:
+    """Stands in for ``FunctionRewriter.ast_transformer``: utlx's rewrite, then the interpreter's own."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+
+    def visit(self, tree: ast.AST) -> ast.AST:
+        return self.original.visit(rewrite_tasks(tree))
+
+
+def install() -> None:
+    """Install both hooks (idempotent)."""
+    owner, name = _compat.patch_lang_owner()
+    current = getattr(owner, name)
+    if not hasattr(current, _PATCHED_MARK):
+        setattr(owner, name, _wrap_patch_lang(current))
+    rewriter = _compat.function_rewriter()
+    if not isinstance(rewriter.ast_transformer, _TransformerChain):
+        rewriter.ast_transformer = _TransformerChain(rewriter.ast_transformer)
+
+
+def installed() -> bool:
+    owner, name = _compat.patch_lang_owner()
+    return hasattr(getattr(owner, name), _PATCHED_MARK) and isinstance(
+        _compat.function_rewriter().ast_transformer, _TransformerChain
+    )

@@ -1,0 +1,89 @@
+"""CPU bodies of the mbarrier ops (state machine in ``barriers``; blocking via ``tasks.wait_until``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton.language import core as tl
+
+from utlx.interpreter import _compat
+from utlx.interpreter import state as _state
+from utlx.interpreter.barriers import BarrierArray
+from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
+from utlx.interpreter.ops_mem import _barrier
+from utlx.interpreter.tasks import wait_until
+from utlx.language._dispatch import register_interpreter_impl as impl
+
+_unwrap = tl._unwrap_if_constexpr
+
+
+def _name(default: str) -> str:
+    loc = kernel_location(1)
+    return (loc.assigned_name() if loc else None) or default
+
+
+@impl("alloc_barriers")
+def alloc_barriers(_semantic: Any, num_barriers: Any, arrive_count: Any) -> BarrierArray:
+    n = _compat.to_int(num_barriers, "alloc_barriers num_barriers")
+    return BarrierArray(_name("mbarriers"), n, _compat.to_int(arrive_count, "alloc_barriers arrive_count"))
+
+
+@impl("alloc_warp_barrier")
+def alloc_warp_barrier(_semantic: Any, num_barriers: Any, num_warps: Any, num_arrivals: Any) -> BarrierArray:
+    # Every thread arrives on a warp barrier; the interpreter runs a task's threads as one, so one arrival
+    # per task stands for all of them and the count per phase is ``num_arrivals``.
+    n = _compat.to_int(num_barriers, "alloc_warp_barrier num_barriers")
+    return BarrierArray(_name("warp_barriers"), n, _compat.to_int(num_arrivals, "alloc_warp_barrier num_arrivals"))
+
+
+@impl("barrier_expect_bytes")
+def barrier_expect_bytes(_semantic: Any, bar: Any, size: Any, pred: Any) -> None:
+    loc = kernel_location()
+    if not _compat.to_bool(pred, "barrier_expect_bytes pred"):
+        return
+    b = _barrier(bar, "barrier_expect_bytes", "bar")
+    nbytes = _compat.to_int(size, "barrier_expect_bytes size")
+    if nbytes < 0:
+        raise UtlxInterpreterError(f"barrier_expect_bytes: size must be >= 0, got {nbytes}{where(loc)}")
+    b.expect(nbytes, "barrier_expect_bytes", loc)
+
+
+@impl("barrier_arrive")
+def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any, remote_cta_rank: Any) -> None:
+    loc = kernel_location()
+    if remote_cta_rank is not None and _compat.to_int(remote_cta_rank, "barrier_arrive remote_cta_rank") != 0:
+        raise UtlxInterpreterError(f"barrier_arrive: the interpreter runs clusters of one CTA; remote_cta_rank must "
+                                   f"be 0{where(loc)}")
+    b = _barrier(bar, "barrier_arrive", "bar")
+    b.arrive(_compat.to_int(arrive_count, "barrier_arrive arrive_count"), "barrier_arrive", loc)
+
+
+@impl("barrier_wait")
+def barrier_wait(_semantic: Any, bar: Any, phase: Any, pred: Any) -> None:
+    loc = kernel_location()
+    if not _compat.to_bool(pred, "barrier_wait pred"):
+        return
+    b = _barrier(bar, "barrier_wait", "bar")
+    parity = _compat.to_int(phase, "barrier_wait phase") & 1
+    wait_until(
+        lambda: b.phase_done(parity),
+        lambda: f"barrier_wait on {b.name} for phase parity {parity}{where(loc)} ({b.describe()})",
+        "barrier_wait",
+        loc,
+    )
+    _state.current().barrier_observed(b)
+
+
+@impl("named_barrier_wait")
+def named_barrier_wait(_semantic: Any, bar: Any, arrive_count: Any) -> None:
+    """Named barriers order warps for performance (ping-pong); tasks already run one at a time here."""
+
+
+@impl("named_barrier_arrive")
+def named_barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any) -> None:
+    """See ``named_barrier_wait``."""
+
+
+@impl("cluster_barrier")
+def cluster_barrier(_semantic: Any) -> None:
+    """A cluster of one CTA: nothing to synchronise."""

@@ -1,0 +1,95 @@
+"""CPU bodies of ``async_dot`` (float32 accumulate) and ``async_dot_wait``, with in-flight tracking."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from triton.language import core as tl
+
+from utlx.interpreter import _compat
+from utlx.interpreter import state as _state
+from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
+from utlx.interpreter.memory import BufferView
+from utlx.interpreter.ops_mem import _barrier
+from utlx.interpreter.state import InFlight
+from utlx.language._dispatch import register_interpreter_impl as impl
+
+_unwrap = tl._unwrap_if_constexpr
+
+
+def _as_f32(_semantic: Any, data: np.ndarray, dtype: tl.dtype) -> np.ndarray:
+    """Operand values in float32, converted by the interpreter's own casts (bf16/fp8 are stored as ints)."""
+    if dtype == tl.float32:
+        return data.astype(np.float32, copy=False)
+    return _compat.tensor_data(_compat.make_tensor(data, dtype).to(tl.float32, _semantic=_semantic))
+
+
+def _operand(_semantic: Any, value: Any, op_arg: str, st: _state.ProgramState, loc: Any) -> tuple[np.ndarray, Any]:
+    if isinstance(value, BufferView):
+        st.check_read(value, "async_dot", loc)
+        return _as_f32(_semantic, value.data, value.dtype), value
+    if isinstance(value, tl.tensor):
+        return _as_f32(_semantic, _compat.tensor_data(value), value.dtype), None
+    raise UtlxInterpreterError(f"async_dot: '{op_arg}' must be a buffer or a tensor, got {value!r}{where(loc)}")
+
+
+@impl("async_dot")
+def async_dot(_semantic: Any, A: Any, B: Any, acc: Any, use_acc: Any, pred: Any, mBarriers: Any, two_ctas: Any,
+              force_async: Any, input_precision: Any, out_dtype: Any) -> Any:
+    loc = kernel_location()
+    if not _compat.to_bool(pred, "async_dot pred"):
+        return acc
+    st = _state.current()
+    a, a_buf = _operand(_semantic, A, "A", st, loc)
+    b, b_buf = _operand(_semantic, B, "B", st, loc)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise UtlxInterpreterError(f"async_dot: shapes {list(a.shape)} @ {list(b.shape)} do not chain{where(loc)}")
+    result = np.matmul(a, b, dtype=np.float32)
+    keep = True if use_acc is None else _compat.to_bool(use_acc, "async_dot use_acc")
+    out_ty = _unwrap(out_dtype) or tl.float32
+    acc_buf = acc if isinstance(acc, BufferView) else None
+    if acc is not None and keep:
+        if acc_buf is not None:
+            st.check_read(acc_buf, "async_dot", loc)
+            prev = _as_f32(_semantic, acc_buf.data, acc_buf.dtype)
+        else:
+            prev = _as_f32(_semantic, _compat.tensor_data(acc), acc.dtype)
+        if prev.shape != result.shape:
+            raise UtlxInterpreterError(f"async_dot: acc of shape {list(prev.shape)} does not match "
+                                       f"{list(result.shape)}{where(loc)}")
+        result = result + prev
+    barriers = [_barrier(m, "async_dot", "mBarriers") for m in (_unwrap(mBarriers) or ())]
+    if acc_buf is not None:
+        st.check_write(acc_buf, "async_dot", loc)
+    out = _compat.make_tensor(result, tl.float32)
+    if out_ty != tl.float32 or (acc_buf is not None and acc_buf.dtype != tl.float32):
+        out = out.to(acc_buf.dtype if acc_buf is not None else out_ty, _semantic=_semantic)
+    reads = [InFlight("async_dot", v.region, v.name, loc) for v in (a_buf, b_buf) if v is not None]
+    if barriers:
+        # tcgen05 style: completion is signalled on the barriers (modelled as immediate).
+        for bar in barriers:
+            bar.arrive(1, "async_dot", loc)
+    else:
+        st.task().dots.append(reads)
+    if acc_buf is not None:
+        acc_buf.data[...] = _compat.tensor_data(out).reshape(acc_buf.shape)
+        return acc_buf
+    return out
+
+
+@impl("async_dot_wait")
+def async_dot_wait(_semantic: Any, pendings: Any, inp: Any) -> Any:
+    n = _compat.to_int(pendings, "async_dot_wait pendings")
+    if n < 0:
+        raise UtlxInterpreterError(f"async_dot_wait: pendings must be >= 0, got {n}{where(kernel_location())}")
+    task = _state.current().task()
+    while len(task.dots) > n:
+        task.dots.popleft()
+    return inp
+
+
+@impl("tcgen05_commit")
+def tcgen05_commit(_semantic: Any, mBarrier: Any, two_ctas: Any) -> None:
+    # Every earlier tcgen05 op has completed in this model: the commit's arrival happens now.
+    _barrier(mBarrier, "tcgen05_commit", "mBarrier").arrive(1, "tcgen05_commit", kernel_location())

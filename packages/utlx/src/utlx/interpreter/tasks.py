@@ -1,0 +1,348 @@
+"""Warp specialization under the interpreter: ``async_tasks``/``async_task`` as cooperative threads.
+
+Why threads: a producer task that waits on an "empty" barrier only a consumer task arrives on cannot run
+to completion before the consumer starts, so running task bodies one after another deadlocks on correct
+kernels. Each task (and each replica) therefore runs in its own thread, but only one thread runs at a time:
+a task runs until it blocks in ``barrier_wait`` (or finishes), then the scheduler resumes the next task whose
+wait can now pass, round-robin. That is deterministic, makes every correct producer/consumer protocol
+progress, and turns "every task is blocked" into a deadlock error instead of a hang.
+
+Why an AST rewrite: the body of ``with tlx.async_task(...):`` must become a function the scheduler can run
+later in its thread. The interpreter already re-parses each kernel (``FunctionRewriter``); we add a step that
+turns each such ``with`` body into a nested function (names it assigns start from the enclosing values) and
+registers it with the enclosing ``async_tasks`` region, which runs all tasks when it exits.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from triton.language import core as tl
+
+from utlx.interpreter import state as _state
+from utlx.interpreter.errors import SourceLocation, UtlxDeadlockError, UtlxInterpreterError, kernel_location, where
+from utlx.language._dispatch import register_interpreter_impl
+
+# ---------------------------------------------------------------------------------------------- the ops
+
+
+class TaskSpec:
+    """What ``async_task(...)`` returns under the interpreter (TLX's argument conventions)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.is_default = False
+        self.task_ids: list[int] | None = None
+        unwrap = tl._unwrap_if_constexpr
+        if args:
+            if len(args) != 1:
+                raise UtlxInterpreterError(f"async_task: expected at most one positional argument, got {len(args)}")
+            first = unwrap(args[0])
+            if first == "default":
+                self.is_default = True
+            else:
+                self.task_ids = sorted({int(unwrap(t)) for t in first})
+        self.num_warps = unwrap(kwargs.get("num_warps"))
+        self.registers = unwrap(kwargs.get("num_regs", kwargs.get("registers")))
+        self.replicate = int(unwrap(kwargs.get("replicate", 1)) or 1)
+        if self.replicate < 1:
+            raise UtlxInterpreterError(f"async_task: replicate must be >= 1, got {self.replicate}")
+        self.location: SourceLocation | None = None
+
+    def label(self, index: int) -> str:
+        kind = "default" if self.is_default else f"num_warps={self.num_warps}"
+        return f"task {index} ({kind})"
+
+    # Fallback when the body was not rewritten (kernel source unavailable): the body runs inline, once.
+    def __enter__(self) -> TaskSpec:
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+class TaskRegion:
+    """What ``async_tasks()`` returns: collects the tasks of its body and runs them when it exits."""
+
+    def __init__(self) -> None:
+        self.tasks: list[tuple[TaskSpec, Callable[[dict[str, Any]], Any], dict[str, Any]]] = []
+        self.location = kernel_location()
+
+    def __enter__(self) -> TaskRegion:
+        st = _state.current()
+        if st.regions or isinstance(_state.current_task_key(), TaskThread):
+            raise UtlxInterpreterError(
+                f"async_tasks: nested async_tasks regions are not supported{where(self.location)}"
+            )
+        st.regions.append(self)
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:
+        _state.current().regions.remove(self)
+        if exc_type is None and self.tasks:
+            Scheduler(self.tasks).run()
+        return False
+
+
+@register_interpreter_impl("async_tasks")
+def _async_tasks(_semantic: Any) -> TaskRegion:
+    return TaskRegion()
+
+
+@register_interpreter_impl("async_task")
+def _async_task(_semantic: Any, *args: Any, **kwargs: Any) -> TaskSpec:
+    spec = TaskSpec(*args, **kwargs)
+    spec.location = kernel_location()
+    return spec
+
+
+def register_task(ctx: Any, body: Callable[[dict[str, Any]], Any], env: dict[str, Any]) -> None:
+    """Called by rewritten kernels in place of an ``async_task`` body."""
+    regions = _state.current().regions
+    if not isinstance(ctx, TaskSpec) or not regions:
+        body(env)  # not a utlx task, or used outside async_tasks: run in place
+        return
+    regions[-1].tasks.append((ctx, body, env))
+
+
+def replica_id() -> int:
+    task = _state.current_task_key()
+    return task.replica if isinstance(task, TaskThread) else 0
+
+
+# ------------------------------------------------------------------------------------------ scheduler
+
+
+class _Killed(BaseException):
+    """Unwinds a parked task thread when the region is aborted (not an Exception: nothing may catch it)."""
+
+
+class TaskThread:
+    """One task replica running in its own (cooperatively scheduled) thread."""
+
+    def __init__(self, sched: Scheduler, spec: TaskSpec, body: Callable[..., Any], env: dict[str, Any], index: int,
+                 replica: int) -> None:
+        self.sched = sched
+        self.spec = spec
+        self.body = body
+        self.env = env
+        self.replica = replica
+        self.name = spec.label(index) + (f" replica {replica}" if spec.replicate > 1 else "")
+        self.blocked: tuple[Callable[[], bool], Callable[[], str]] | None = None
+        self.done = False
+        self.killed = False
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._main, name=f"utlx {self.name}", daemon=True)
+
+    def _main(self) -> None:
+        sched = self.sched
+        with sched.cv:
+            sched.cv.wait_for(lambda: sched.turn is self)
+        try:
+            if not self.killed:
+                _state.set_current_task(self)
+                self.body(self.env)
+        except _Killed:
+            pass
+        except BaseException as exc:  # handed to the scheduler, re-raised in the kernel's thread
+            self.error = exc
+        finally:
+            self.done = True
+            with sched.cv:
+                sched.turn = sched
+                sched.cv.notify_all()
+
+
+class Scheduler:
+    """Runs the tasks of one ``async_tasks`` region, one thread at a time, switching at blocked waits."""
+
+    def __init__(self, tasks: list[tuple[TaskSpec, Callable[..., Any], dict[str, Any]]]) -> None:
+        self.cv = threading.Condition()
+        self.turn: object = self
+        self.threads = [
+            TaskThread(self, spec, body, env, i, r)
+            for i, (spec, body, env) in enumerate(tasks)
+            for r in range(spec.replicate)
+        ]
+
+    def _switch_to(self, task: TaskThread) -> None:
+        with self.cv:
+            self.turn = task
+            self.cv.notify_all()
+            self.cv.wait_for(lambda: self.turn is self)
+
+    def _kill_all(self) -> None:
+        for t in self.threads:
+            if not t.done:
+                t.killed = True
+                self._switch_to(t)
+
+    def run(self) -> None:
+        for t in self.threads:
+            t.thread.start()
+        n = len(self.threads)
+        nxt = 0
+        try:
+            while True:
+                alive = [t for t in self.threads if not t.done]
+                if not alive:
+                    return
+                pick = None
+                for k in range(n):
+                    t = self.threads[(nxt + k) % n]
+                    if not t.done and (t.blocked is None or t.blocked[0]()):
+                        pick, nxt = t, (nxt + k + 1) % n
+                        break
+                if pick is None:
+                    lines = "\n".join(f"  {t.name}: {t.blocked[1]()}" for t in alive if t.blocked)
+                    raise UtlxDeadlockError(
+                        "deadlock in warp-specialized region: every unfinished task waits on a barrier that can never "
+                        f"complete:\n{lines}"
+                    )
+                self._switch_to(pick)
+                if pick.error is not None:
+                    raise pick.error
+        finally:
+            self._kill_all()
+            for t in self.threads:
+                t.thread.join(timeout=5)
+
+    # called from a task thread
+    def block(self, task: TaskThread, ready: Callable[[], bool], describe: Callable[[], str]) -> None:
+        task.blocked = (ready, describe)
+        with self.cv:
+            self.turn = self
+            self.cv.notify_all()
+            self.cv.wait_for(lambda: self.turn is task)
+        task.blocked = None
+        if task.killed:
+            raise _Killed()
+
+
+def wait_until(ready: Callable[[], bool], describe: Callable[[], str], op: str, loc: SourceLocation | None) -> None:
+    """Block the running task until ``ready()``; outside warp specialization nothing else could make it
+    ready, so a wait that cannot pass now is a deadlock."""
+    if ready():
+        return
+    task = _state.current_task_key()
+    if not isinstance(task, TaskThread):
+        raise UtlxDeadlockError(
+            f"{describe()}: it can never complete, because no other task runs that could arrive on it or deliver "
+            f"its bytes"
+        )
+    task.sched.block(task, ready, describe)
+
+
+# ------------------------------------------------------------------------------------------ AST rewrite
+
+_ENV = "__utlx_env"
+
+
+def _is_async_task_call(expr: ast.expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    return (isinstance(func, ast.Name) and func.id == "async_task") or (
+        isinstance(func, ast.Attribute) and func.attr == "async_task"
+    )
+
+
+class _AssignedNames(ast.NodeVisitor):
+    """Names a block binds, not counting nested function/class/lambda/comprehension scopes."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.names.add(node.id)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.names.add(node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.names.add(node.name)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        pass
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _skip  # type: ignore[assignment]
+
+
+class TaskBodyRewriter(ast.NodeTransformer):
+    """``with X.async_task(a): BODY`` -> ``with X.async_task(a) as c: def f(env): ...BODY; register_task(c, f,
+    locals())``."""
+
+    def __init__(self) -> None:
+        self.counter = 0
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.items) != 1 or not _is_async_task_call(node.items[0].context_expr):
+            return node
+        n = self.counter
+        self.counter += 1
+        ctx_name, fn_name = f"__utlx_task_ctx_{n}", f"__utlx_task_body_{n}"
+        finder = _AssignedNames()
+        for stmt in node.body:
+            finder.visit(stmt)
+        prologue: list[ast.stmt] = [
+            ast.If(
+                test=ast.Compare(left=ast.Constant(name), ops=[ast.In()], comparators=[ast.Name(_ENV, ast.Load())]),
+                body=[
+                    ast.Assign(
+                        targets=[ast.Name(name, ast.Store())],
+                        value=ast.Subscript(ast.Name(_ENV, ast.Load()), ast.Constant(name), ast.Load()),
+                    )
+                ],
+                orelse=[],
+            )
+            for name in sorted(finder.names)
+        ]
+        user_target = node.items[0].optional_vars
+        if user_target is not None:
+            prologue.insert(0, ast.Assign(targets=[user_target], value=ast.Name(ctx_name, ast.Load())))
+        extra = {"type_params": []} if sys.version_info >= (3, 12) else {}
+        fdef = ast.FunctionDef(
+            name=fn_name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(_ENV)], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=prologue + list(node.body),
+            decorator_list=[],
+            returns=None,
+            **extra,
+        )
+        importer = ast.Call(
+            func=ast.Name("__import__", ast.Load()),
+            args=[ast.Constant(__name__)],
+            keywords=[ast.keyword("fromlist", ast.List([ast.Constant("register_task")], ast.Load()))],
+        )
+        call = ast.Expr(
+            ast.Call(
+                func=ast.Attribute(importer, "register_task", ast.Load()),
+                args=[
+                    ast.Name(ctx_name, ast.Load()),
+                    ast.Name(fn_name, ast.Load()),
+                    ast.Call(ast.Name("locals", ast.Load()), [], []),
+                ],
+                keywords=[],
+            )
+        )
+        item = ast.withitem(context_expr=node.items[0].context_expr, optional_vars=ast.Name(ctx_name, ast.Store()))
+        new = ast.With(items=[item], body=[fdef, call])
+        for sub in ast.walk(new):
+            if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
+                ast.copy_location(sub, node)
+        return ast.copy_location(new, node)
+
+
+def rewrite_tasks(tree: ast.AST) -> ast.AST:
+    """Apply :class:`TaskBodyRewriter` (a no-op for kernels without ``async_task``)."""
+    return TaskBodyRewriter().visit(tree)

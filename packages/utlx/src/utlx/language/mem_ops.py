@@ -1,0 +1,182 @@
+"""Shared/tensor-memory buffers, async copies and TMA: the TLX memory op surface.
+
+Each function here is a stub: ``@op`` turns it into a Triton builtin that dispatches to the interpreter
+or compiler implementation (see ``_dispatch``). Signatures follow TLX so TLX kernels run unchanged.
+"""
+
+from __future__ import annotations
+
+from utlx.language._op import op
+from utlx.language.types import storage_kind
+
+
+@op
+def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout=None, _semantic=None):
+    """Allocate ``num`` buffers of ``shape`` x ``dtype`` in shared (or tensor) memory.
+
+    Returns the multi-buffer; pick one with :func:`local_view`. ``reuse`` aliases the storage of an
+    earlier allocation; ``layout`` forces a shared-memory layout (compile path only).
+    """
+
+
+@op
+def local_view(local_allocated_buffers, buffer_idx, _semantic=None):
+    """Return buffer ``buffer_idx`` of a ``local_alloc``/``alloc_barriers`` result (index may be dynamic)."""
+
+
+@op
+def local_slice(buffer, offset, shape, _semantic=None):
+    """Return the sub-buffer of ``buffer`` starting at element ``offset`` (one per dim) with ``shape``."""
+
+
+@op
+def subslice(local_allocated_buffer, offset, size, _semantic=None):
+    """Return columns ``[offset, offset + size)`` of a 2-D buffer (TMEM subslicing in TLX)."""
+
+
+@op
+def local_load(src, token=None, _semantic=None):
+    """Load a whole buffer into registers (a distributed ``tl.tensor``)."""
+
+
+@op
+def local_store(dst, src, _semantic=None):
+    """Store the register tensor ``src`` into buffer ``dst`` (same shape and dtype)."""
+
+
+@op
+def local_trans(input, dims=(1, 0), _semantic=None):
+    """View a buffer with permuted dimensions (no data movement)."""
+
+
+@op
+def local_reinterpret(src, dtype, shape=None, _semantic=None):
+    """View a buffer's bytes as another dtype/shape (no data movement)."""
+
+
+@op
+def async_load(
+    src,
+    result,
+    mask=None,
+    other=None,
+    cache_modifier="",
+    eviction_policy="",
+    is_volatile=False,
+    bulk=False,
+    bulk_size=None,
+    barrier=None,
+    _semantic=None,
+):
+    """Start an asynchronous copy (``cp.async``) from the global pointers ``src`` into buffer ``result``.
+
+    Returns a token. The copy is in flight until :func:`async_load_commit_group` has put it in a group
+    and :func:`async_load_wait_group` has waited for that group; reading ``result`` earlier is a race.
+    With ``bulk=True`` (1-D, needs ``barrier``) it is one ``cp.async.bulk`` completing on ``barrier``.
+    """
+
+
+@op
+def async_load_commit_group(tokens=(), _semantic=None):
+    """Close a group over every ``async_load`` issued and not yet committed; returns a group token."""
+
+
+@op
+def async_load_wait_group(pendings, tokens=(), _semantic=None):
+    """Wait until at most ``pendings`` committed copy groups are still in flight (oldest finish first)."""
+
+
+@op
+def async_store(dst_global_ptr, src_smem, size, _semantic=None):
+    """Start a bulk copy of ``size`` bytes from buffer ``src_smem`` to ``dst_global_ptr``
+    (waited with :func:`async_descriptor_store_wait`)."""
+
+
+@op
+def async_descriptor_load(
+    desc,
+    result,
+    offsets,
+    barrier,
+    pred=None,
+    cache_modifier="",
+    eviction_policy="",
+    multicast_targets=(),
+    _semantic=None,
+):
+    """Start a TMA copy of the tile at ``offsets`` of tensor descriptor ``desc`` into buffer ``result``.
+
+    Completion is signalled to mbarrier ``barrier`` as transferred bytes (pair it with
+    :func:`barrier_expect_bytes`); readers must :func:`barrier_wait` on it first.
+    """
+
+
+@op
+def async_descriptor_store(desc, source, offsets, eviction_policy="", store_reduce="", _semantic=None):
+    """Start a TMA store of buffer ``source`` to the tile at ``offsets`` of ``desc``.
+
+    ``source`` stays in use until :func:`async_descriptor_store_wait`; a ``local_store`` into it must be
+    followed by :func:`fence_async_shared` before the store. ``store_reduce`` is "", add, min, max, and,
+    or, xor.
+    """
+
+
+@op
+def async_descriptor_store_wait(pendings, _semantic=None):
+    """Wait until at most ``pendings`` TMA stores are still reading their source buffers."""
+
+
+@op
+def async_descriptor_prefetch_tensor(desc, offsets, pred=None, eviction_policy="", _semantic=None):
+    """Hint a prefetch of a descriptor tile into L2 (no architectural effect)."""
+
+
+@op
+def fence(scope, _semantic=None):
+    """Memory fence: "gpu", "sys", or "async_shared" (order generic smem writes before async-proxy reads)."""
+
+
+@op
+def fence_async_shared(_semantic=None):
+    """Order earlier ``local_store`` writes before later TMA/wgmma reads of shared memory
+    (``fence.proxy.async``). Same as ``fence("async_shared")``."""
+
+
+@op
+def allocate_tensor_descriptor(num, _semantic=None):
+    """Allocate global storage for ``num`` device-side tensor descriptors (128 bytes each)."""
+
+
+@op
+def make_tensor_descriptor(desc_ptr, base, shape, strides, block_shape, padding_option="zero", _semantic=None):
+    """Create a device-side TMA descriptor over ``base`` (optionally stored at ``desc_ptr``)."""
+
+
+@op
+def reinterpret_tensor_descriptor(desc_ptr, block_shape, dtype, _semantic=None):
+    """Use the descriptor stored at ``desc_ptr`` as a tensor descriptor with ``block_shape`` x ``dtype``."""
+
+
+__all__ = [
+    "allocate_tensor_descriptor",
+    "async_descriptor_load",
+    "async_descriptor_prefetch_tensor",
+    "async_descriptor_store",
+    "async_descriptor_store_wait",
+    "async_load",
+    "async_load_commit_group",
+    "async_load_wait_group",
+    "async_store",
+    "fence",
+    "fence_async_shared",
+    "local_alloc",
+    "local_load",
+    "local_reinterpret",
+    "local_slice",
+    "local_store",
+    "local_trans",
+    "local_view",
+    "make_tensor_descriptor",
+    "reinterpret_tensor_descriptor",
+    "subslice",
+]
