@@ -1,0 +1,250 @@
+"""Interpreter start-up half of ``TRITONX_NATIVE_PLUGINS``: check native plugins before Triton loads.
+
+Why at start-up: Triton 3.7/3.8 read ``TRITON_PLUGIN_PATHS`` once, when libtriton is first imported,
+and abort the process on a bad library. So the libraries named in ``TRITONX_NATIVE_PLUGINS``
+(colon-separated) are checked when the interpreter starts, from the ``tritonx-native.pth`` line, and
+only those that pass reach Triton: appended to ``TRITON_PLUGIN_PATHS`` (3.7/3.8), or loaded through
+``passes.plugin.extend_with`` right after libtriton is imported (3.9). A refused library costs one
+warning line on stderr; the process goes on without it.
+
+Constraints, all deliberate:
+
+* Standard library only, and it never imports ``triton`` or the ``tritonx`` package (whose
+  ``__init__`` imports triton): the ``.pth`` line loads this file by path, as ``tritonx._startup``.
+* The checks themselves (ELF reading, the probe) run in ONE child process
+  (``python -m tritonx.native._startup_child``), so a start-up with the variable unset costs nothing
+  and with it set costs one child (~1 s), never a crash.
+* The verdicts are passed down in ``_TRITONX_NATIVE_STATE`` so subprocesses (compile workers...) of the
+  same environment reuse them instead of checking again; a state made for another Triton install is
+  discarded, with the paths it had added to ``TRITON_PLUGIN_PATHS``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+ENV = "TRITONX_NATIVE_PLUGINS"
+STATE_ENV = "_TRITONX_NATIVE_STATE"
+TRITON_PLUGIN_PATHS = "TRITON_PLUGIN_PATHS"
+CHILD_MARKER = "@@tritonx-startup@@"
+CHILD_TIMEOUT_S = 600.0
+
+#: What the ``tritonx-native.pth`` line runs when the variable is set: load this file by path as
+#: ``tritonx._startup``, without importing the ``tritonx`` package (whose ``__init__`` imports triton).
+PTH_CODE = """\
+import importlib.util as u, os, sys
+s = u.find_spec('tritonx')
+if s is not None and s.submodule_search_locations and 'tritonx._startup' not in sys.modules:
+    f = os.path.join(next(iter(s.submodule_search_locations)), '_startup.py')
+    p = u.spec_from_file_location('tritonx._startup', f)
+    m = sys.modules['tritonx._startup'] = u.module_from_spec(p)
+    p.loader.exec_module(m)
+"""
+
+#: The one line of ``tritonx-native.pth``: a dict lookup when the variable is unset (the usual case).
+PTH_LINE = "import os; os.environ.get('TRITONX_NATIVE_PLUGINS') and exec(" + repr(PTH_CODE) + ")"
+
+#: What start-up decided, for :mod:`tritonx.native.registry` (read through ``sys.modules``).
+results: list[dict[str, Any]] = []
+mechanism: str | None = None
+reused: bool = False
+_pending: list[tuple[str, list[str]]] = []
+applied: dict[str, str | None] = {}  # path -> None (loaded) or the error text (3.9 loading failed)
+_done = False
+
+
+def warn(message: str) -> None:
+    """One line on stderr; start-up must never raise."""
+    try:
+        sys.stderr.write(f"tritonx: {message}\n")
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover - no usable stderr
+        pass
+
+
+def _split(value: str) -> list[str]:
+    return [p for p in value.split(":") if p.strip()]
+
+
+def _triton_key() -> str | None:
+    """Identity of the installed libtriton (path, size, mtime) without importing triton."""
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    lib = os.path.join(next(iter(spec.submodule_search_locations)), "_C", "libtriton.so")
+    try:
+        st = os.stat(lib)
+    except OSError:
+        return None
+    return f"{os.path.realpath(lib)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _run_child(paths: list[str]) -> dict[str, Any] | None:
+    env = dict(os.environ)
+    for name in (ENV, STATE_ENV, TRITON_PLUGIN_PATHS):
+        env.pop(name, None)
+    command = [sys.executable, "-m", "tritonx.native._startup_child", *paths]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        warn(f"could not check {ENV} ({exc}); no native plugin loaded")
+        return None
+    for line in done.stdout.splitlines():
+        if line.startswith(CHILD_MARKER):
+            return json.loads(line[len(CHILD_MARKER) :])
+    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+    warn(f"could not check {ENV} (checker exited with {done.returncode}: {tail}); no native plugin loaded")
+    return None
+
+
+def _remove_from_plugin_paths(paths: list[str]) -> None:
+    current = _split(os.environ.get(TRITON_PLUGIN_PATHS, ""))
+    kept = [p for p in current if p not in set(paths)]
+    if kept != current:
+        if kept:
+            os.environ[TRITON_PLUGIN_PATHS] = ":".join(kept)
+        else:
+            os.environ.pop(TRITON_PLUGIN_PATHS, None)
+
+
+def _add_to_plugin_paths(path: str) -> bool:
+    current = _split(os.environ.get(TRITON_PLUGIN_PATHS, ""))
+    if path in current:
+        return False
+    os.environ[TRITON_PLUGIN_PATHS] = ":".join([*current, path])
+    return True
+
+
+def run() -> None:
+    """Check ``TRITONX_NATIVE_PLUGINS`` and hand the accepted libraries to Triton (once per process)."""
+    global _done, mechanism, reused
+    if _done:
+        return
+    _done = True
+    spec = os.environ.get(ENV, "").strip()
+    if not spec:
+        return
+    paths = [os.path.abspath(os.path.expanduser(p)) for p in _split(spec)]
+    key = _triton_key()
+    if key is None:
+        warn(f"{ENV} is set but Triton is not installed here; no native plugin loaded")
+        return
+    state: dict[str, Any] | None = None
+    try:
+        state = json.loads(os.environ.get(STATE_ENV, "") or "null")
+    except ValueError:
+        state = None
+    if isinstance(state, dict) and state.get("spec") == spec and state.get("triton") == key:
+        report, reused = state, True
+    else:
+        if isinstance(state, dict):
+            _remove_from_plugin_paths(list(state.get("added", [])))
+        report = _run_child(paths)
+        if report is None:
+            return
+    mechanism = report.get("mechanism")
+    added: list[str] = list(report.get("added", [])) if reused else []
+    libtriton_imported = "triton._C.libtriton" in sys.modules
+    for result in report.get("results", []):
+        results.append(result)
+        path = result["path"]
+        if not result.get("ok"):
+            if not reused:
+                warn(f"native plugin {path} refused ({result.get('check')}): {result.get('message')}; left out")
+            continue
+        if mechanism == "env":
+            if libtriton_imported:
+                warn(
+                    f"native plugin {path} passed its checks but Triton was imported before tritonx start-up, so "
+                    f"it cannot be loaded now; is the tritonx-native.pth file installed?"
+                )
+            elif _add_to_plugin_paths(path):
+                added.append(path)
+        elif mechanism == "extend_with":
+            _pending.append((path, list(result.get("calls", []))))
+    report = dict(report, spec=spec, triton=key, added=added)
+    os.environ[STATE_ENV] = json.dumps(report, separators=(",", ":"))
+    if _pending:
+        module = sys.modules.get("triton._C.libtriton")
+        if module is not None:
+            apply_pending(module)
+        else:
+            sys.meta_path.insert(0, _AfterLibtritonImport())
+
+
+def apply_pending(libtriton: Any) -> None:
+    """Load the accepted libraries through libtriton's run-time calls (3.9); each path once."""
+    while _pending:
+        path, calls = _pending.pop(0)
+        if path in applied:
+            continue
+        error = None
+        for dotted in calls:
+            try:
+                target = libtriton
+                for part in dotted.split("."):
+                    target = getattr(target, part)
+                target(path)
+            except Exception as exc:
+                error = f"{dotted}({path!r}) failed: {exc}"
+                warn(f"native plugin {path}: {error}; left out")
+                break
+        applied[path] = error
+
+
+class _LoaderAfter:
+    """Wraps libtriton's loader to load the pending plugins right after the module is executed."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def create_module(self, spec: Any) -> Any:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._inner.exec_module(module)
+        try:
+            apply_pending(module)
+        except Exception as exc:  # pragma: no cover - apply_pending already catches per call
+            warn(f"loading native plugins failed: {exc}")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _AfterLibtritonImport:
+    """One-shot meta-path finder: on 3.9, ``import triton`` alone makes the native passes available."""
+
+    target = "triton._C.libtriton"
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.target:
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _LoaderAfter(spec.loader)
+                return spec
+        return None
+
+
+try:
+    run()
+except Exception as _exc:  # never break interpreter start-up
+    warn(f"{ENV} handling failed: {type(_exc).__name__}: {_exc}")
