@@ -83,7 +83,27 @@ def dist_info(pkg: Path, target: Path) -> tuple[Path, list[Path]]:
     (folder / "entry_points.txt").write_text(entry_points_text(project))
     (folder / "INSTALLER").write_text("tritonx-devinstall\n")
     (folder / "RECORD").write_text("")
+    for src, name in root_pth_files(pkg, tool):
+        (target / name).write_text(src.read_text())
     return folder, source_roots(pkg, tool)
+
+
+def root_pth_files(pkg: Path, tool: dict) -> list[tuple[Path, str]]:
+    """(source, name) of each .pth the wheel puts at the site root through hatch's force-include.
+
+    A .pth in the target folder only runs where something processes that folder as a site dir:
+    run_gpu_tests.sh does so through tools/device/boot/sitecustomize.py.
+    """
+    wheel = tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {})
+    found = []
+    for src, dest in wheel.get("force-include", {}).items():
+        name = dest.strip("/")
+        if name.endswith(".pth") and "/" not in name:
+            path = pkg / src
+            if not path.is_file():
+                raise DevInstallError(f"{pkg}: force-include source {src!r} (-> {dest!r}) does not exist")
+            found.append((path, name))
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -95,7 +95,7 @@ for p in "$TRITON_SITE" "$SRC_PATH" "$WORK/site" "${PYTHONPATH:-}"; do
 done
 # .pth files do not run from PYTHONPATH; boot/sitecustomize.py runs them (e.g. triton-utlx's plugin setup).
 PTH_DIRS=""
-for d in "$WORK/site" "$TRITON_SITE"; do
+for d in "$WORK/devinfo" "$WORK/site" "$TRITON_SITE"; do
   [ -n "$d" ] && compgen -G "$d/*.pth" >/dev/null && PTH_DIRS="${PTH_DIRS:+$PTH_DIRS:}$d"
 done
 if [ -n "$PTH_DIRS" ]; then
