@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 import triton
-
 import tritonx
 from tritonx.integration.capture import divisible
-
 from tritonx_corpus import CORPUS
 
 TARGETS = ["cuda:80", "cuda:90", "cuda:100", "hip:gfx942", "hip:gfx950"]
@@ -33,7 +31,7 @@ def test_noop_pipeline_is_byte_identical(name, target):
     try:
         stock = _compile(name, target)
     except Exception as exc:  # the stock compiler itself does not support this pair
-        pytest.skip(f"stock Triton cannot compile {name} for {target}: {type(exc).__name__}")
+        pytest.skip(f"stock Triton cannot compile {name} for {target}: {type(exc).__name__}: {str(exc)[:200]}")
     noop = tritonx.Pipeline("noop")
     # an edit that matches nothing on purpose still forces every stage through record-and-replay
     replay = tritonx.Pipeline("replay-all").disable("canonicalize", occurrence=99, required=False)
@@ -44,7 +42,7 @@ def test_noop_pipeline_is_byte_identical(name, target):
         for stage, text in stock.asm.items():
             if stage in ("cubin", "hsaco") and ours.asm[stage] != text:
                 # some assemblers are not deterministic: then stock must differ from itself too
-                again = _compile(name, target)
-                assert again.asm[stage] != text, f"{name}/{target}: {stage} differs under {pipe.name}"
+                stock_again = [_compile(name, target).asm[stage] for _ in range(3)]
+                assert any(b != text for b in stock_again), f"{name}/{target}: {stage} differs under {pipe.name}"
                 continue
             assert ours.asm[stage] == text, f"{name}/{target}: stage {stage} differs under {pipe.name}"

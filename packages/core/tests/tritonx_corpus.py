@@ -8,7 +8,6 @@ import triton
 import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-
 from tritonx.integration.probe_kernels import PROBE_CONSTEXPRS, PROBE_SIGNATURE, probe_matmul
 
 

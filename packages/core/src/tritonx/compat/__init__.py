@@ -94,6 +94,18 @@ def _compile_code() -> Any:
     return cc.compile.__code__
 
 
+def source_class(kernel: Any) -> Any:
+    """The compile-source class for a kernel: Gluon kernels need theirs (it sets warps on the module)."""
+    is_gluon = getattr(kernel, "is_gluon", None)
+    if callable(is_gluon) and is_gluon():
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        return GluonASTSource
+    from triton.compiler import ASTSource
+
+    return ASTSource
+
+
 def source_kernel(src: Any) -> Any | None:
     """The JIT function behind a compile source, or None for IR sources."""
     return getattr(src, "fn", None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import triton
-from triton.compiler import ASTSource
 
 from .. import compat
 from ..model.passes import Capture
@@ -29,7 +28,7 @@ def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, s
         attrs = divisible(len(PROBE_SIGNATURE))
     if signature is None:
         raise ValueError("compile_for(kernel=...) needs signature= (e.g. {'x_ptr': '*fp32', 'n': 'i32'})")
-    src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs or {}, attrs=attrs)
+    src = compat.source_class(kernel)(fn=kernel, signature=signature, constexprs=constexprs or {}, attrs=attrs)
     return triton.compile(src, target=tgt.to_triton(), options=options)
 
 
