@@ -1,0 +1,201 @@
+"""``tritonx new NAME [--native]``: scaffold a plugin package from the bundled cookiecutter template.
+
+Why a template and not a wizard: the generated package is an ordinary project (pyproject, tests, CI
+matrix) that the user owns; the template is also usable without tritonx (``cookiecutter
+packages/plugin-template``). The template ships inside the tritonx-core wheel as ``tritonx/_template``;
+in a checkout it is ``packages/plugin-template``.
+
+Nothing is half-written: the answers are validated first (by the template's own pre-generation hook
+module, so both entry points apply the same rules), the project is rendered into a temporary
+directory next to the destination, and only a complete render is moved into place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import TritonxError
+
+#: Where the template lives inside an installed wheel (``force-include`` in tritonx-core's pyproject).
+WHEEL_TEMPLATE = Path(__file__).resolve().parents[1] / "_template"
+#: Where it lives in a checkout, relative to ``packages/core/src/tritonx/cli/new.py``.
+CHECKOUT_TEMPLATE = Path(__file__).resolve().parents[4] / "plugin-template"
+#: Answers a caller may set (the template's prompts); anything else is a mistake worth reporting.
+ANSWER_KEYS = (
+    "module_name",
+    "plugin_name",
+    "description",
+    "author",
+    "author_email",
+    "license",
+    "triton_range",
+    "backends",
+    "version",
+    "tritonx_core_range",
+)
+
+
+class ScaffoldError(TritonxError, ValueError):
+    """``tritonx new`` refused its input; the message names the argument at fault. Nothing was written."""
+
+
+def template_dir() -> Path:
+    """The plugin template: bundled in the wheel, else the checkout's ``packages/plugin-template``."""
+    for candidate in (WHEEL_TEMPLATE, CHECKOUT_TEMPLATE):
+        if (candidate / "cookiecutter.json").is_file():
+            return candidate
+    raise ScaffoldError(
+        f"the plugin template is missing: looked in {WHEEL_TEMPLATE} (installed wheel) and {CHECKOUT_TEMPLATE} "
+        "(checkout); reinstall tritonx-core"
+    )
+
+
+def _validation(template: Path) -> ModuleType:
+    """The template's pre-generation hook, imported as a module: the one definition of valid answers."""
+    path = template / "hooks" / "pre_gen_project.py"
+    spec = importlib.util.spec_from_file_location("tritonx_template_validation", path)
+    if spec is None or spec.loader is None:  # pragma: no cover - the file is part of the template
+        raise ScaffoldError(f"cannot load the template's validation hook {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _context(template: Path, extra: dict[str, str]) -> dict[str, Any]:
+    """Cookiecutter's context for ``extra`` (defaults rendered, no prompting), as ``cookiecutter()`` builds it."""
+    from cookiecutter.generate import generate_context
+    from cookiecutter.prompt import prompt_for_config
+
+    context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=extra)
+    context["cookiecutter"] = prompt_for_config(context, no_input=True)
+    context["cookiecutter"]["_template"] = str(template)
+    context["cookiecutter"]["_repo_dir"] = str(template)
+    context["_cookiecutter"] = {k: v for k, v in context["cookiecutter"].items() if not k.startswith("_")}
+    return context
+
+
+def resolve_answers(name: str, *, native: bool, answers: Mapping[str, str] | None = None,
+                    template: Path | None = None) -> dict[str, Any]:
+    """Every template variable for ``name`` (defaults filled in), or :class:`ScaffoldError` listing each problem."""
+    template = template or template_dir()
+    given = {k: v for k, v in (answers or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(ANSWER_KEYS))
+    if unknown:
+        raise ScaffoldError(f"unknown answer(s) {', '.join(unknown)}; known: {', '.join(ANSWER_KEYS)}")
+    bad_types = [k for k, v in given.items() if not isinstance(v, str)]
+    if bad_types:
+        raise ScaffoldError(f"answer(s) {', '.join(sorted(bad_types))} must be strings")
+    validation = _validation(template)
+    # Check the name alone first: deriving the module name from a bad one would only add noise.
+    name_errors = [e for e in validation.validate_answers({"package_name": name}) if e.startswith("package_name")]
+    if name_errors:
+        raise ScaffoldError(f"invalid package name NAME: {name_errors[0].split(': ', 1)[1]}")
+    extra = {**given, "package_name": name, "variant": "native" if native else "python"}
+    try:
+        context = _context(template, extra)
+    except Exception as exc:  # a Jinja error in a default (for example from a strange name)
+        raise ScaffoldError(f"cannot fill in the template's answers for {name!r}: {exc}") from exc
+    values = context["cookiecutter"]
+    errors = validation.validate_answers({k: str(v) for k, v in values.items() if not k.startswith("_")})
+    if errors:
+        raise ScaffoldError("invalid answers:\n  - " + "\n  - ".join(errors))
+    return context
+
+
+def scaffold(name: str, *, native: bool = False, output_dir: Path | str = Path("."),
+             answers: Mapping[str, str] | None = None) -> Path:
+    """Create ``output_dir/name``, a plugin package ready to install and test; return its path.
+
+    ``answers`` overrides template answers (``plugin_name``, ``author``, ``license``, ``triton_range``,
+    ``backends``...; see :data:`ANSWER_KEYS`). Raises :class:`ScaffoldError` for an existing
+    destination, an invalid name or answer, or a Triton range tritonx does not support; then nothing
+    is left on disk.
+    """
+    from cookiecutter.generate import generate_files
+
+    output_dir = Path(output_dir).expanduser().resolve()
+    destination = output_dir / name
+    if os.path.lexists(destination):
+        raise ScaffoldError(f"destination {destination} already exists; choose another NAME or --output-dir")
+    if not output_dir.is_dir():
+        raise ScaffoldError(f"--output-dir {output_dir} is not an existing directory")
+    template = template_dir()
+    context = resolve_answers(name, native=native, answers=answers, template=template)
+    staging = Path(tempfile.mkdtemp(prefix=f".tritonx-new-{name}-", dir=output_dir))
+    try:
+        try:
+            rendered = Path(generate_files(repo_dir=str(template), context=context, output_dir=str(staging)))
+        except Exception as exc:
+            raise ScaffoldError(f"rendering the plugin template failed: {type(exc).__name__}: {exc}") from exc
+        if os.path.lexists(destination):  # appeared while rendering
+            raise ScaffoldError(f"destination {destination} already exists; choose another NAME or --output-dir")
+        os.replace(rendered, destination)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return destination
+
+
+def next_steps(path: Path, *, native: bool, plugin_name: str) -> str:
+    """What to type after scaffolding (printed by the CLI)."""
+    install = "pip install -e '.[test]'" if not native else (
+        "pip install -r requirements-build.txt && pip install --no-build-isolation '.[test]'"
+    )
+    return "\n".join([
+        f"Created {path}",
+        "Next:",
+        f"  cd {path}",
+        f"  {install}",
+        "  pytest",
+        f"  tritonx pipeline --target cuda:90 --stage {'ttir' if native else 'ttgir'} --plugins {plugin_name}",
+    ])
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``new`` command to the tritonx typer app."""
+
+    @app.command("new")
+    def new(
+        name: Annotated[str, typer.Argument(help="Distribution and directory name, e.g. tritonx-myplugin.")],
+        native: Annotated[bool, typer.Option("--native", help="C++ MLIR plugin (dialect + passes).")] = False,
+        output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Where to create NAME/.")] = Path("."),
+        plugin_name: Annotated[str | None, typer.Option(help="Plugin name (default: the module name).")] = None,
+        module_name: Annotated[str | None, typer.Option(help="Python import name (default: from NAME).")] = None,
+        author: Annotated[str | None, typer.Option()] = None,
+        author_email: Annotated[str | None, typer.Option()] = None,
+        license_: Annotated[str | None, typer.Option("--license", help="MIT, Apache-2.0 or BSD-3-Clause.")] = None,
+        triton: Annotated[str | None, typer.Option(help="Supported Triton range, within >=3.6,<3.10.")] = None,
+        backends: Annotated[str | None, typer.Option(help="Test backends: cuda,hip (default), cuda or hip.")] = None,
+        description: Annotated[str | None, typer.Option()] = None,
+    ) -> None:
+        """Create a tritonx plugin package whose tests pass as generated."""
+        answers = {
+            "plugin_name": plugin_name, "module_name": module_name, "author": author, "author_email": author_email,
+            "license": license_, "triton_range": triton, "backends": backends, "description": description,
+        }
+        try:
+            path = scaffold(name, native=native, output_dir=output_dir, answers=answers)
+        except ScaffoldError as exc:
+            typer.echo(f"tritonx new: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        chosen = resolve_plugin_name(path)
+        typer.echo(next_steps(path, native=native, plugin_name=chosen))
+
+
+def resolve_plugin_name(project: Path) -> str:
+    """The plugin name written into a generated project: the name of its ``tritonx.plugins`` entry point."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        return project.name
+    data = tomllib.loads((project / "pyproject.toml").read_text())
+    names = list(data.get("project", {}).get("entry-points", {}).get("tritonx.plugins", {}))
+    return names[0] if names else project.name

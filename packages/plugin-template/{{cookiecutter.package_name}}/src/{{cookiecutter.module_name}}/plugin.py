@@ -1,0 +1,64 @@
+"""The tritonx plugin object: its pipeline edits and, for tritonx, how to find it.
+
+``make_plugin`` is the ``tritonx.plugins`` entry point. It is called when tritonx discovers plugins,
+so it must be cheap and must not compile anything.
+"""
+
+from __future__ import annotations
+
+import tritonx
+
+from . import PLUGIN_NAME, __version__
+{%- if cookiecutter.variant == "python" %}
+from .passes import mark_kernels
+
+#: The stock pass the Python pass runs after (an MLIR pass argument; the same on CUDA and AMD).
+ANCHOR = "tritongpu-coalesce"
+
+
+def make_pipeline() -> tritonx.Pipeline:
+    """One edit: run :func:`mark_kernels` right after TTGIR's coalescing pass."""
+    pipeline = tritonx.Pipeline(PLUGIN_NAME)
+    pipeline.insert_after(ANCHOR, mark_kernels)
+    return pipeline
+
+
+def make_plugin() -> tritonx.Plugin:
+    """The plugin tritonx registers under the name ``{{ cookiecutter.plugin_name }}``."""
+    return tritonx.Plugin(
+        name=PLUGIN_NAME,
+        version=__version__,
+        description={{ cookiecutter.description | tojson }},
+        pipelines=[make_pipeline()],
+    )
+{%- else %}
+from .native import FROM_SQUARE, TAG, TO_SQUARE, library_path
+
+#: Last pass of the TTIR stage: the conversion runs after it, so the TTIR dump shows the dialect's op.
+TTIR_END = "triton-loop-unroll"
+#: First pass of the TTGIR stage: the lowering must run before it (TTGIR conversion knows no such op).
+TTGIR_START = "convert-triton-to-tritongpu"
+#: The tag pass runs after TTGIR's coalescing pass, with this argument.
+TAG_ANCHOR = "tritongpu-coalesce"
+TAG_VALUE = "{{ cookiecutter.plugin_name }}-was-here"
+
+
+def make_pipeline() -> tritonx.Pipeline:
+    """Three native passes: into the dialect at the end of TTIR, back out before TTGIR, and a tag."""
+    pipeline = tritonx.Pipeline(PLUGIN_NAME)
+    pipeline.insert_after(TTIR_END, TO_SQUARE)
+    pipeline.insert_before(TTGIR_START, FROM_SQUARE)
+    pipeline.insert_after(TAG_ANCHOR, TAG, args=[TAG_VALUE])
+    return pipeline
+
+
+def make_plugin() -> tritonx.Plugin:
+    """The plugin tritonx registers under the name ``{{ cookiecutter.plugin_name }}``, with its library."""
+    return tritonx.Plugin(
+        name=PLUGIN_NAME,
+        version=__version__,
+        description={{ cookiecutter.description | tojson }},
+        pipelines=[make_pipeline()],
+        native_libraries=[str(library_path())],
+    )
+{%- endif %}

@@ -1,0 +1,35 @@
+"""Set-up shared by the plugin's tests: a fresh Triton cache{% if cookiecutter.variant == "native" %}, the native library loaded before Triton{% endif %}, no leaks.
+
+Test helpers live in ``kernels.py`` (on the path through ``pythonpath`` in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+# A fresh cache for the session, set before Triton reads it: every kernel really compiles here.
+os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="{{ cookiecutter.module_name }}-triton-cache-")
+{%- if cookiecutter.variant == "native" %}
+
+# Triton 3.7/3.8 load native plugins only when libtriton is first imported, so the library is handed
+# to tritonx before anything imports Triton. Outside tests, declare it before Python starts:
+#   TRITONX_NATIVE_PLUGINS=$(python -c "from {{ cookiecutter.module_name }}.native import library_path; print(library_path())")
+from {{ cookiecutter.module_name }}.native import preload
+
+preload()
+
+import tritonx  # noqa: E402
+{%- else %}
+
+import tritonx
+{%- endif %}
+
+
+@pytest.fixture(autouse=True)
+def _no_plugin_left_enabled():
+    """A test that enables plugins must not leak them into the next one."""
+    yield
+    tritonx.disable_plugins("all")
