@@ -1,0 +1,182 @@
+"""Every Triton-version difference utlx depends on, in one place.
+
+Why one module: utlx lowers TLX ops through ``GluonOpBuilder`` methods whose pybind/nanobind signatures
+change between Triton 3.6 and 3.9 (extra CTA arguments, cache policies that became attributes, ...).
+Keeping each difference behind one small function here means the compiler modules read the same on
+every version and a new Triton release is supported by editing one file.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import triton
+
+#: Triton versions utlx is tested against (compile-only on the CPU, all four).
+SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
+
+
+def _parse_version(text: str) -> tuple[int, int, int]:
+    nums = [int(x) for x in re.findall(r"\d+", text)[:3]]
+    while len(nums) < 3:
+        nums.append(0)
+    return nums[0], nums[1], nums[2]
+
+
+TRITON_VERSION: tuple[int, int, int] = _parse_version(triton.__version__)
+
+
+def version_at_least(major: int, minor: int) -> bool:
+    """True when the installed Triton is ``major.minor`` or newer."""
+    return TRITON_VERSION[:2] >= (major, minor)
+
+
+@lru_cache(maxsize=1)
+def gluon_ir():
+    """The ``gluon_ir`` extension module (TTGIR op builder); present in every supported version."""
+    from triton._C.libtriton import gluon_ir as mod
+
+    return mod
+
+
+def make_gluon_builder(context: Any, arch: str | None = None) -> Any:
+    """A ``GluonOpBuilder`` on ``context``; 3.6 and 3.7 take no ``arch`` argument."""
+    cls = gluon_ir().GluonOpBuilder
+    if version_at_least(3, 8):
+        return cls(context, arch or "")
+    return cls(context)
+
+
+#: Triton 3.6 inserts no async-proxy fence between cp.async writes and wgmma reads (3.7+ does, in
+#: make_llir's proxy-fence-insertion); utlx then emits ``fence.proxy.async`` before each async_dot.
+NEEDS_EXPLICIT_WGMMA_FENCE = not version_at_least(3, 7)
+
+
+def run_passes(pm: Any, module: Any, label: str) -> None:
+    """``pass_manager.run`` (takes a label on every supported version)."""
+    pm.run(module, label)
+
+
+def _null_value() -> Any:
+    from triton._C.libtriton import ir
+
+    return ir.value()
+
+
+def _cache_modifier(builder: Any, text: str):
+    from triton._C.libtriton import ir
+
+    table = {"": ir.CACHE_MODIFIER.NONE, ".ca": ir.CACHE_MODIFIER.CA, ".cg": ir.CACHE_MODIFIER.CG,
+             ".cv": ir.CACHE_MODIFIER.CV, ".wb": ir.CACHE_MODIFIER.WB, ".cs": ir.CACHE_MODIFIER.CS,
+             ".wt": ir.CACHE_MODIFIER.WT}
+    if text not in table:
+        raise ValueError(f"utlx.async_load: unknown cache_modifier {text!r} (expected one of {sorted(table)})")
+    return table[text]
+
+
+def _eviction_policy(text: str):
+    from triton._C.libtriton import ir
+
+    table = {"": ir.EVICTION_POLICY.NORMAL, "evict_last": ir.EVICTION_POLICY.EVICT_LAST,
+             "evict_first": ir.EVICTION_POLICY.EVICT_FIRST}
+    if text not in table:
+        raise ValueError(f"utlx.async_load: unknown eviction_policy {text!r} (expected one of {sorted(table)})")
+    return table[text]
+
+
+def create_async_copy(builder: Any, smem: Any, ptr: Any, mask: Any | None, other: Any | None,
+                      cache_modifier: str = "", eviction_policy: str = "", volatile: bool = False) -> None:
+    """``ttg.async_copy_global_to_local`` (cp.async). 3.9 takes a cache-policy attribute instead of two enums."""
+    mask = mask if mask is not None else _null_value()
+    other = other if other is not None else _null_value()
+    if version_at_least(3, 9):
+        from triton.experimental.gluon.language._core import _normalize_cache_policy
+
+        policy = _normalize_cache_policy(None, cache_modifier or None, eviction_policy or None)._to_ir(builder)
+        builder.create_async_copy_global_to_local(smem, ptr, mask, other, policy, volatile)
+        return
+    builder.create_async_copy_global_to_local(smem, ptr, mask, other, _cache_modifier(builder, cache_modifier),
+                                              _eviction_policy(eviction_policy), volatile)
+
+
+def create_local_alloc(builder: Any, memdesc_ty: Any) -> Any:
+    """An uninitialised ``ttg.local_alloc`` of ``memdesc_ty`` (same call on all versions, overloaded on 3.6-3.8)."""
+    return builder.create_local_alloc(memdesc_ty)
+
+
+def create_mbarrier_arrive(builder: Any, bar: Any, count: int, pred: Any) -> None:
+    """``ttng.arrive_barrier``. 3.8 added a CTA-mask argument before ``pred``; 3.9 made it keyword-only."""
+    if version_at_least(3, 9):
+        builder.create_mbarrier_arrive(bar, count, pred)
+    elif version_at_least(3, 8):
+        builder.create_mbarrier_arrive(bar, count, 0, pred)
+    else:
+        builder.create_mbarrier_arrive(bar, count, pred)
+
+
+def create_mbarrier_expect(builder: Any, bar: Any, nbytes: int, pred: Any) -> None:
+    """``ttng.barrier_expect`` (same positional call on all versions)."""
+    builder.create_mbarrier_expect(bar, nbytes, pred)
+
+
+def create_tma_load(builder: Any, desc: Any, coords: list, bar: Any, smem: Any, pred: Any) -> None:
+    """``ttng.async_tma_copy_global_to_local``. 3.6 has no multicast flag; 3.8+ add an optional offsets list."""
+    if version_at_least(3, 8):
+        builder.create_async_tma_copy_global_to_local(desc, coords, bar, smem, pred, False, None)
+    elif version_at_least(3, 7):
+        builder.create_async_tma_copy_global_to_local(desc, coords, bar, smem, pred, False)
+    else:
+        builder.create_async_tma_copy_global_to_local(desc, coords, bar, smem, pred)
+
+
+def create_tma_store(builder: Any, desc: Any, coords: list, smem: Any) -> None:
+    """``ttng.async_tma_copy_local_to_global`` (same positional call on all versions)."""
+    builder.create_async_tma_copy_local_to_global(desc, coords, smem)
+
+
+def nvmma_distributed_layout(warps_per_cta: list[int], instr_shape: list[int]):
+    """The Hopper wgmma accumulator layout (``#ttg.nvidia_mma`` v3)."""
+    from triton.experimental.gluon import language as ttgl
+
+    return ttgl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps_per_cta, instr_shape=instr_shape)
+
+
+def amd_mfma_layout(version: int, instr_shape: list[int], warps_per_cta: list[int], element_bitwidth: int = 32):
+    """The AMD MFMA accumulator layout; ``instr_shape`` is ``[M, N, K]`` on every supported version."""
+    from triton.experimental.gluon.language import amd
+
+    return amd.AMDMFMALayout(version=version, instr_shape=instr_shape, transposed=True,
+                             warps_per_cta=warps_per_cta, element_bitwidth=element_bitwidth)
+
+
+def stages_hook_slot():
+    """(getter, setter) for Triton's single global stages-inspection hook (``knobs.runtime``)."""
+    from triton import knobs
+
+    def get():
+        return knobs.runtime.add_stages_inspection_hook
+
+    def set_(fn):
+        knobs.runtime.add_stages_inspection_hook = fn
+
+    return get, set_
+
+
+def convert_to_ttgpuir_adder():
+    """The adder of the TTIR -> TTGIR conversion pass (``convert-triton-to-tritongpu``)."""
+    from triton._C.libtriton import passes
+
+    return passes.ttir, "add_convert_to_ttgpuir"
+
+
+def software_pipeliner_adders() -> list[tuple[Any, str]]:
+    """(owner, name) of the adders of Triton's software pipeliner passes that exist in this version."""
+    from triton._C.libtriton import passes
+
+    out = []
+    for name in ("add_pipeline",):
+        if hasattr(passes.ttgpuir, name):
+            out.append((passes.ttgpuir, name))
+    return out

@@ -1,0 +1,276 @@
+"""Replace utlx placeholders by real TTGIR ops, right after ``convert-triton-to-tritongpu``.
+
+Why here: after the conversion every tensor has a layout, so TTGIR ops (``ttg.local_alloc``,
+``ttg.async_copy_global_to_local``, ``ttng.warp_group_dot``, mbarrier and TMA ops) can be created with
+``GluonOpBuilder`` and wired to the converted values. The rest of the stock TTGIR pipeline (coalescing,
+layout-conversion removal, fence insertion, ...) then treats them like the ops its own pipeliner makes,
+which is exactly how TLX kernels are compiled by Meta's fork.
+
+How: placeholders are visited in definition order. Memory-descriptor values are kept in a side table
+(``real``); tensor results are created with the placeholder's own converted type and substituted with
+``replace_all_uses_with``. Each visited placeholder is then marked pure, and one canonicalizer run
+deletes them all. A module without placeholders is left untouched (byte-identical to stock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import triton.language as tl
+
+from utlx import compat
+
+from . import layouts, placeholder
+from .errors import UtlxCompileError
+from .placeholder import Placeholder
+
+
+@dataclass
+class Lowering:
+    """State of one lowering run over one module."""
+
+    module: Any
+    builder: Any
+    real: dict[int, Any] = field(default_factory=dict)  # placeholder result id -> real memdesc value
+    facts: dict[int, dict] = field(default_factory=dict)  # placeholder result id -> static facts
+    mma_of: dict[int, Any] = field(default_factory=dict)  # converted-back acc id -> raw wgmma result
+    stash: dict[int, Any] = field(default_factory=dict)  # stash uid -> tensor value
+    roles: dict[int, str] = field(default_factory=dict)  # alloc uid -> "mma" / "dot" / "tma" / ""
+    wait_counts: list[int] = field(default_factory=list)  # async_wait_group counts, in program order
+
+    def handle(self, ph: Placeholder, i: int, what: str) -> Any:
+        """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
+        v = ph.handles[i]
+        key = v.id()
+        if key not in self.real:
+            raise UtlxCompileError(ph.name, f"its {what} does not come directly from a TLX op (it was carried "
+                                   "through a loop, a branch or a function call). Create views inside the loop "
+                                   f"from the buffers allocated outside it ({ph.describe()})")
+        return self.real[key]
+
+    def fact(self, ph: Placeholder, i: int) -> dict:
+        return self.facts.get(ph.handles[i].id(), {})
+
+
+def _dtype(name: str) -> Any:
+    return tl.dtype(name)
+
+
+def lower_module(module: Any, arch: str | None = None) -> int:
+    """Lower every utlx placeholder of ``module`` in place; returns how many were found."""
+    found = placeholder.collect(module)
+    if not found:
+        return 0
+    from triton._C.libtriton import ir, passes
+
+    gb = compat.make_gluon_builder(module.context, arch)
+    low = Lowering(module=module, builder=gb)
+    low.roles = layouts.infer_alloc_roles(found)
+    for ph in found:
+        fn = LOWERINGS.get(ph.name)
+        if fn is None:
+            raise UtlxCompileError(ph.name, f"has no lowering in this version of utlx ({ph.describe()})")
+        gb.set_insertion_point_after(ph.op)
+        try:
+            gb.set_loc(ph.result.get_loc())
+        except Exception:  # some versions cannot set a location from a value; keep the builder's
+            pass
+        fn(low, ph)
+    _tag_async_waits(module, gb, low.wait_counts)
+    true_attr = gb.get_bool_attr(True)
+    for ph in found:
+        ph.result.set_attr("pure", true_attr)
+    pm = ir.pass_manager(module.context)
+    passes.common.add_canonicalizer(pm)
+    compat.run_passes(pm, module, "utlx-lowering-cleanup")
+    return len(found)
+
+
+def _replace(ph: Placeholder, new: Any) -> None:
+    ph.result.replace_all_uses_with(new)
+
+
+# ---------------------------------------------------------------- shared memory
+
+
+def _lower_local_alloc(low: Lowering, ph: Placeholder) -> None:
+    a = ph.attrs
+    dtype = _dtype(a["dtype"])
+    shape = list(a["shape"])
+    role = low.roles.get(ph.uid, "")
+    layout = layouts.shared_layout(role, shape, dtype, a.get("target", ""))
+    full = [a["num"], *shape]
+    ty = layouts.memdesc_type(dtype, full, layout, full).to_ir(low.builder)
+    v = compat.create_local_alloc(low.builder, ty)
+    low.real[ph.result.id()] = v
+    low.facts[ph.result.id()] = {"dtype": dtype, "shape": shape, "layout": layout, "alloc": full, "kind": "buffers"}
+
+
+def _lower_local_view(low: Lowering, ph: Placeholder) -> None:
+    buf = low.handle(ph, 0, "buffer argument")
+    f = low.fact(ph, 0)
+    idx = ph.handles[1]
+    # An indexed buffer is its own allocation shape (what memdesc_index verifies on 3.6-3.9).
+    ty = layouts.memdesc_type(f["dtype"], f["shape"], f["layout"], f["shape"]).to_ir(low.builder)
+    v = low.builder.create_memdesc_index(ty, buf, idx)
+    low.real[ph.result.id()] = v
+    low.facts[ph.result.id()] = {**f, "alloc": list(f["shape"]), "kind": "view"}
+
+
+def _lower_local_slice(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "buffer argument")
+    f = low.fact(ph, 0)
+    shape = list(ph.attrs["shape"])
+    ty = layouts.memdesc_type(f["dtype"], shape, f["layout"], f["alloc"]).to_ir(low.builder)
+    v = low.builder.create_memdesc_subslice(ty, src, list(ph.attrs["offset"]))
+    low.real[ph.result.id()] = v
+    low.facts[ph.result.id()] = {**f, "shape": shape, "kind": "view"}
+
+
+def _lower_local_load(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "source buffer")
+    v = low.builder.create_local_load(ph.result.get_type(), src)
+    _replace(ph, v)
+
+
+def _lower_local_store(low: Lowering, ph: Placeholder) -> None:
+    dst = low.handle(ph, 0, "destination buffer")
+    low.builder.create_local_store(dst, ph.tensors[0])
+
+
+def _lower_stash(low: Lowering, ph: Placeholder) -> None:
+    low.stash[ph.uid] = ph.tensors[0]
+
+
+# ---------------------------------------------------------------- cp.async
+
+
+def _lower_async_load(low: Lowering, ph: Placeholder) -> None:
+    dst = low.handle(ph, 0, "destination buffer")
+    a = ph.attrs
+    ptr = ph.tensors[0]
+    mask = ph.tensors[1] if a.get("mask") else None
+    other = ph.tensors[2] if a.get("other") else None
+    compat.create_async_copy(low.builder, dst, ptr, mask, other, a.get("cache", ""), a.get("evict", ""),
+                             bool(a.get("volatile")))
+
+
+def _lower_commit(low: Lowering, ph: Placeholder) -> None:
+    low.builder.create_async_commit_group()
+
+
+def _lower_wait_group(low: Lowering, ph: Placeholder) -> None:
+    low.builder.create_async_wait_group(int(ph.attrs["n"]))
+    low.wait_counts.append(int(ph.attrs["n"]))
+
+
+WAIT_ATTR = "utlx.num"
+
+
+def _async_waits(module: Any) -> list[Any]:
+    found: list[Any] = []
+    module.walk(lambda op: found.append(op) if op.get_name() == "ttg.async_wait" else None)
+    return found
+
+
+def _tag_async_waits(module: Any, gb: Any, counts: list[int]) -> None:
+    """Remember each user-written wait count on its op (``utlx.num``).
+
+    Why: Triton's software pipeliner recomputes the count of every ``ttg.async_wait`` from async
+    tokens (``updateWaits``); TLX waits carry none, so it would set them all to 0 (correct but
+    serialising the ring). :func:`restore_async_waits` puts the user's counts back after it.
+    """
+    waits = _async_waits(module)
+    if len(waits) != len(counts):  # another pass made waits already: tag nothing rather than mis-tag
+        return
+    for op, n in zip(waits, counts, strict=True):
+        op.get_result(0).set_attr(WAIT_ATTR, gb.get_string_attr(str(n)))
+
+
+def restore_async_waits(module: Any, ctx: Any = None) -> int:
+    """Reset every tagged ``ttg.async_wait`` to the count the kernel wrote; returns how many."""
+    gb = None
+    restored = 0
+    for op in _async_waits(module):
+        text = op.get_str_attr(WAIT_ATTR)
+        if not text:
+            continue
+        if gb is None:
+            gb = compat.make_gluon_builder(module.context)
+        op.get_result(0).set_attr("num", gb.get_int32_attr(int(text)))
+        restored += 1
+    return restored
+
+
+# ---------------------------------------------------------------- wgmma
+
+
+def _lower_async_dot(low: Lowering, ph: Placeholder) -> None:
+    from triton._C.libtriton import ir
+
+    a = ph.attrs
+    gb = low.builder
+    acc = ph.tensors[0]
+    acc_dtype = _dtype(a["acc_dtype"])
+    mma = compat.nvmma_distributed_layout(list(a["wpc"]), list(a["instr"]))
+    acc_ty = layouts.distributed_type(acc_dtype, [a["M"], a["N"]], mma).to_ir(gb)
+    raw = low.mma_of.get(acc.id())
+    acc_mma = raw if raw is not None else gb.create_convert_layout(acc_ty, acc)
+    i = 0
+    if a["a_reg"]:
+        a_val = low.stash.get(a["a_stash"])
+        if a_val is None:
+            raise UtlxCompileError("async_dot", f"register operand A was lost before lowering ({ph.describe()})")
+        dtype = _dtype(a["dtype"])
+        op_layout = layouts.dot_operand_layout(0, mma, 32 // dtype.primitive_bitwidth)
+        a_ty = layouts.distributed_type(dtype, [a["M"], a["K"]], op_layout).to_ir(gb)
+        a_op = gb.create_convert_layout(a_ty, a_val)
+    else:
+        a_op = low.handle(ph, 0, "A operand")
+        i = 1
+    b_op = low.handle(ph, i, "B operand")
+    use_acc = ph.handles[i + 1] if a.get("use_acc") else gb.get_int1(True)
+    precision = {"tf32": ir.INPUT_PRECISION.TF32, "tf32x3": ir.INPUT_PRECISION.TF32x3,
+                 "ieee": ir.INPUT_PRECISION.IEEE}.get(a.get("precision", "tf32"), ir.INPUT_PRECISION.TF32)
+    if compat.NEEDS_EXPLICIT_WGMMA_FENCE:
+        gb.create_fence_async_shared(False)
+    out = gb.create_warpgroup_mma(a_op, b_op, acc_mma, use_acc, precision, int(a.get("max_imprecise", 0)), True)
+    back = gb.create_convert_layout(ph.result.get_type(), out)
+    low.mma_of[back.id()] = out
+    _replace(ph, back)
+
+
+def _lower_async_dot_wait(low: Lowering, ph: Placeholder) -> None:
+    gb = low.builder
+    inp = ph.tensors[0]
+    raw = low.mma_of.get(inp.id())
+    if raw is None:
+        # Not produced by async_dot in this block (e.g. carried through a loop): wait on the value itself.
+        (out,) = gb.create_warpgroup_mma_wait([inp], int(ph.attrs["n"]))
+        _replace(ph, out)
+        return
+    (out,) = gb.create_warpgroup_mma_wait([raw], int(ph.attrs["n"]))
+    back = gb.create_convert_layout(ph.result.get_type(), out)
+    low.mma_of[back.id()] = out
+    _replace(ph, back)
+
+
+def _lower_fence(low: Lowering, ph: Placeholder) -> None:
+    low.builder.create_fence_async_shared(False)
+
+
+LOWERINGS = {
+    "local_alloc": _lower_local_alloc,
+    "local_view": _lower_local_view,
+    "local_slice": _lower_local_slice,
+    "local_load": _lower_local_load,
+    "local_store": _lower_local_store,
+    "stash": _lower_stash,
+    "async_load": _lower_async_load,
+    "async_load_commit_group": _lower_commit,
+    "async_load_wait_group": _lower_wait_group,
+    "async_dot": _lower_async_dot,
+    "async_dot_wait": _lower_async_dot_wait,
+    "fence_async_shared": _lower_fence,
+}

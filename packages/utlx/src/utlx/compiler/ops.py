@@ -1,0 +1,415 @@
+"""Compile-path bodies of the TLX ops: check the arguments, then emit a placeholder.
+
+Why check here: this runs while Triton traces the kernel, so a ``UtlxCompileError`` raised here comes
+out as a ``CompilationError`` pointing at the user's source line. Everything that needs the converted
+IR (layouts, real TTGIR ops) happens later in :mod:`utlx.compiler.lowering`.
+
+Each body has TLX's parameter names and defaults so that positional and keyword calls bind as in TLX.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton.language as tl
+
+from utlx.language._dispatch import register_compiler_impl
+
+from . import placeholder, values
+from .errors import UtlxCompileError
+from .target import Target, from_semantic
+
+# The AMD spelling of each NVIDIA-only op, quoted in the error raised on a HIP target.
+AMD_ALTERNATIVES = {
+    "async_load": "on AMD stage through registers: x = tl.load(ptrs, mask=...); tlx.local_store(view, x)",
+    "async_load_commit_group": "on AMD stage through registers (tl.load + tlx.local_store); no commit group needed",
+    "async_load_wait_group": "on AMD stage through registers (tl.load + tlx.local_store); no wait needed",
+    "async_dot": "on AMD use tl.dot(tlx.local_load(a_view), tlx.local_load(b_view), acc)",
+    "async_dot_wait": "on AMD tl.dot is synchronous; drop the wait",
+    "alloc_barriers": "AMD has no mbarriers; use the register-staged pipeline (tl.load + tlx.local_store)",
+    "barrier_expect_bytes": "AMD has no mbarriers/TMA; use tl.load + tlx.local_store",
+    "barrier_wait": "AMD has no mbarriers; use the register-staged pipeline",
+    "barrier_arrive": "AMD has no mbarriers; use the register-staged pipeline",
+    "async_descriptor_load": "AMD has no TMA; use tl.load + tlx.local_store",
+    "async_descriptor_store": "AMD has no TMA; use tlx.local_load + tl.store",
+    "fence_async_shared": "AMD needs no async-proxy fence",
+    "async_tasks": "warp specialization is Hopper-only; write a single-partition kernel",
+    "async_task": "warp specialization is Hopper-only; write a single-partition kernel",
+}
+
+
+def _c(x: Any) -> Any:
+    """Unwrap ``constexpr`` (recursively for tuples/lists)."""
+    x = tl.core._unwrap_if_constexpr(x)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_c(v) for v in x)
+    if isinstance(x, tl.tuple):
+        return tuple(_c(v) for v in x.values)
+    return x
+
+
+def _ints(op: str, name: str, x: Any) -> list[int]:
+    x = _c(x)
+    if isinstance(x, int):
+        x = (x,)
+    try:
+        out = [int(_c(v)) for v in x]
+    except (TypeError, ValueError):
+        raise UtlxCompileError(op, f"'{name}' must be a tuple of compile-time ints, got {x!r}") from None
+    if any(v <= 0 for v in out) and name == "shape":
+        raise UtlxCompileError(op, f"'{name}' must be positive, got {out}")
+    return out
+
+
+def _nvidia_only(op: str, target: Target, hopper: bool = False) -> None:
+    if target.is_hip:
+        raise UtlxCompileError(op, "is an NVIDIA-only op and cannot be compiled for AMD", target=target.name,
+                               hint=AMD_ALTERNATIVES.get(op))
+    if hopper and not target.is_hopper:
+        raise UtlxCompileError(op, "needs Hopper (sm_90: wgmma/TMA); compile for cuda:90", target=target.name)
+
+
+def _i32(_semantic: Any, x: Any, op: str, name: str) -> Any:
+    """An i32 scalar ``ir.value`` for an int, constexpr or scalar tensor."""
+    x = tl.core._unwrap_if_constexpr(x)
+    if isinstance(x, bool):
+        x = int(x)
+    if isinstance(x, int):
+        return _semantic.builder.get_int32(x)
+    if isinstance(x, tl.tensor):
+        if x.type.is_block():
+            raise UtlxCompileError(op, f"'{name}' must be a scalar, got a tensor of shape {list(x.shape)}")
+        if not x.dtype.is_int():
+            raise UtlxCompileError(op, f"'{name}' must be an integer, got {x.dtype}")
+        if x.dtype != tl.int32:
+            x = _semantic.cast(x, tl.int32)
+        return x.handle
+    raise UtlxCompileError(op, f"'{name}' must be an int or an integer scalar, got {type(x).__name__}")
+
+
+def _i1(_semantic: Any, x: Any, op: str, name: str) -> Any:
+    x = tl.core._unwrap_if_constexpr(x)
+    if x is None:
+        return _semantic.builder.get_int1(True)
+    if isinstance(x, (bool, int)):
+        return _semantic.builder.get_int1(bool(x))
+    if isinstance(x, tl.tensor) and not x.type.is_block():
+        if x.dtype != tl.int1:
+            x = _semantic.not_equal(x, _semantic.to_tensor(0)) if x.dtype.is_int() else x
+        return x.handle
+    raise UtlxCompileError(op, f"'{name}' must be a boolean scalar, got {type(x).__name__}")
+
+
+def _expect(op: str, value: Any, cls: type, name: str) -> Any:
+    if not isinstance(value, cls):
+        want = {values.SharedBuffers: "the result of tlx.local_alloc", values.SharedView: "a tlx.local_view",
+                values.Barriers: "the result of tlx.alloc_barriers",
+                values.BarrierView: "one barrier (tlx.local_view of tlx.alloc_barriers)"}.get(cls, cls.__name__)
+        raise UtlxCompileError(op, f"'{name}' must be {want}, got {type(value).__name__}")
+    return value
+
+
+def _smem_account(_semantic: Any, target: Target, nbytes: int, op: str) -> None:
+    builder = _semantic.builder
+    used = getattr(builder, "_utlx_smem_bytes", 0) + nbytes
+    try:
+        builder._utlx_smem_bytes = used
+    except AttributeError:  # builders without a __dict__: skip the budget check
+        return
+    if used > target.smem_limit:
+        raise UtlxCompileError(op, f"needs {used} bytes of shared memory in total, more than the {target.smem_limit} "
+                               "bytes a CTA can use", target=target.name,
+                               hint="use fewer buffers (num) or smaller tiles")
+
+
+def _dtype_size(dtype: Any) -> int:
+    return max(1, dtype.primitive_bitwidth // 8)
+
+
+# ---------------------------------------------------------------- frontend-only ops
+
+
+def _wrap_dtype_of() -> None:
+    """Let ``dtype_of`` also accept utlx buffers and views (the language's body handles tensors/pointers)."""
+    from utlx.language import _dispatch
+
+    base = _dispatch._COMPILER_IMPLS.get("dtype_of")
+    if base is None or getattr(base, "__utlx_buffers__", False):
+        return
+
+    def dtype_of(_semantic: Any, v: Any) -> Any:
+        inner = tl.core._unwrap_if_constexpr(v)
+        if isinstance(inner, values.Handle):
+            return tl.constexpr(inner.dtype)
+        return base(_semantic, v)
+
+    dtype_of.__utlx_buffers__ = True
+    register_compiler_impl("dtype_of")(dtype_of)
+
+
+_wrap_dtype_of()
+
+
+# ---------------------------------------------------------------- shared memory
+
+
+@register_compiler_impl("local_alloc")
+def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any = None, layout: Any = None,
+                reuse: Any = None) -> values.SharedBuffers:
+    """``num`` shared-memory buffers of ``shape`` x ``dtype`` (one ``ttg.local_alloc`` of ``[num, *shape]``)."""
+    op = "local_alloc"
+    target = from_semantic(_semantic)
+    shape_l = _ints(op, "shape", shape)
+    dtype = _c(dtype)
+    if not isinstance(dtype, tl.dtype):
+        raise UtlxCompileError(op, f"'dtype' must be a tl.dtype, got {dtype!r}")
+    n = _c(num)
+    if not isinstance(n, int) or n < 1:
+        raise UtlxCompileError(op, f"'num' must be a compile-time int >= 1, got {n!r}")
+    storage_name = str(_c(storage) or "smem").split(".")[-1]
+    if storage_name not in ("smem", "shared"):
+        raise UtlxCompileError(op, f"storage {storage_name!r} is not supported on stock Triton (only smem)",
+                               target=target.name)
+    if _c(reuse) is not None:
+        raise UtlxCompileError(op, "'reuse' (buffer aliasing) is not supported by utlx", target=target.name)
+    nbytes = n * _dtype_size(dtype)
+    for s in shape_l:
+        nbytes *= s
+    _smem_account(_semantic, target, nbytes, op)
+    h = placeholder.emit(_semantic, op, {"shape": shape_l, "dtype": str(dtype), "num": n, "nw": target.num_warps,
+                                         "target": target.name})
+    return values.make("buffers", h, shape=shape_l, dtype=dtype, num=n)
+
+
+@register_compiler_impl("local_view")
+def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) -> values.Handle:
+    """Buffer ``buffer_idx`` of a ``local_alloc`` (or one barrier of ``alloc_barriers``)."""
+    op = "local_view"
+    bufs = local_allocated_buffers
+    if not isinstance(bufs, (values.SharedBuffers, values.Barriers)):
+        raise UtlxCompileError(op, "first argument must be the result of tlx.local_alloc or tlx.alloc_barriers, "
+                               f"got {type(bufs).__name__}")
+    idx_c = _c(buffer_idx)
+    if isinstance(idx_c, int) and not 0 <= idx_c < bufs.type.num:
+        raise UtlxCompileError(op, f"buffer index {idx_c} is out of range for {bufs.type.num} buffers")
+    idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
+    kind = "barrier" if isinstance(bufs, values.Barriers) else "view"
+    h = placeholder.emit(_semantic, op, {"kind": kind}, handles=[bufs.handle, idx], pure=True)
+    return values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1)
+
+
+@register_compiler_impl("local_slice")
+def local_slice(_semantic: Any, buffer: Any, offset: Any, shape: Any) -> values.SharedView:
+    """A static sub-block ``[offset, offset+shape)`` of one buffer (``ttg.memdesc_subslice``)."""
+    op = "local_slice"
+    view = _expect(op, buffer, values.SharedView, "buffer")
+    off = [int(v) for v in _c(offset)]
+    shp = _ints(op, "shape", shape)
+    if len(off) != len(view.shape) or len(shp) != len(view.shape):
+        raise UtlxCompileError(op, f"offset {off} and shape {shp} must have rank {len(view.shape)}")
+    for o, s, full in zip(off, shp, view.shape, strict=True):
+        if o < 0 or o + s > full:
+            raise UtlxCompileError(op, f"slice offset {off} + shape {shp} exceeds the buffer shape {list(view.shape)}")
+    h = placeholder.emit(_semantic, op, {"offset": off, "shape": shp}, handles=[view.handle], pure=True)
+    return values.make("view", h, shape=shp, dtype=view.dtype, num=1)
+
+
+@register_compiler_impl("local_load")
+def local_load(_semantic: Any, src: Any, token: Any = None, layout: Any = None, relaxed: Any = False,
+               rematerialize_coordinates: Any = False, rematerialize_coordinates_group: Any = None) -> tl.tensor:
+    """Read one buffer into registers (``ttg.local_load``)."""
+    op = "local_load"
+    view = _expect(op, src, values.SharedView, "src")
+    ret_ty = tl.block_type(view.dtype, list(view.shape))
+    h = placeholder.emit(_semantic, op, {}, handles=[view.handle], result=ret_ty)
+    return tl.tensor(h, ret_ty)
+
+
+@register_compiler_impl("local_store")
+def local_store(_semantic: Any, dst: Any, src: Any) -> None:
+    """Write a register tensor into one buffer (``ttg.local_store``)."""
+    op = "local_store"
+    view = _expect(op, dst, values.SharedView, "dst")
+    if not isinstance(src, tl.tensor) or not src.type.is_block():
+        raise UtlxCompileError(op, f"'src' must be a tensor, got {type(src).__name__}")
+    if list(src.shape) != list(view.shape):
+        raise UtlxCompileError(op, f"shape mismatch: tensor {list(src.shape)} vs buffer {list(view.shape)}")
+    if src.dtype != view.dtype:
+        raise UtlxCompileError(op, f"dtype mismatch: tensor {src.dtype} vs buffer {view.dtype}")
+    placeholder.emit(_semantic, op, {}, handles=[view.handle], tensors=[src])
+
+
+# ---------------------------------------------------------------- cp.async
+
+
+@register_compiler_impl("async_load")
+def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: Any = None, cache_modifier: Any = "",
+               eviction_policy: Any = "", is_volatile: Any = False, bulk: Any = False, bulk_size: Any = None,
+               barrier: Any = None) -> values.AsyncToken:
+    """cp.async copy of a pointer tensor into one buffer (``ttg.async_copy_global_to_local``)."""
+    op = "async_load"
+    target = from_semantic(_semantic)
+    _nvidia_only(op, target)
+    view = _expect(op, result, values.SharedView, "result")
+    if _c(bulk) or _c(barrier) is not None:
+        raise UtlxCompileError(op, "bulk copies and barrier-tracked async_load are not supported by utlx "
+                               "(use tlx.async_descriptor_load for TMA)", target=target.name)
+    if not isinstance(src, tl.tensor) or not src.type.is_block() or not src.dtype.is_ptr():
+        raise UtlxCompileError(op, f"'src' must be a tensor of pointers, got {getattr(src, 'type', src)}")
+    if list(src.shape) != list(view.shape):
+        raise UtlxCompileError(op, f"shape mismatch: pointers {list(src.shape)} vs buffer {list(view.shape)}")
+    if src.dtype.element_ty != view.dtype:
+        raise UtlxCompileError(op, f"dtype mismatch: pointers to {src.dtype.element_ty} vs buffer {view.dtype}")
+    tensors = [src]
+    mask = _c(mask)
+    other = _c(other)
+    if mask is not None:
+        mask = _semantic.to_tensor(mask) if not isinstance(mask, tl.tensor) else mask
+        mask = _semantic.broadcast_impl_shape(mask, list(src.shape)) if mask.shape != src.shape else mask
+        if mask.dtype != tl.int1:
+            mask = _semantic.cast(mask, tl.int1)
+        tensors.append(mask)
+    if other is not None:
+        if mask is None:
+            raise UtlxCompileError(op, "'other' needs a 'mask'")
+        other = _semantic.to_tensor(other) if not isinstance(other, tl.tensor) else other
+        other = _semantic.cast(other, view.dtype)
+        other = _semantic.broadcast_impl_shape(other, list(src.shape)) if other.shape != src.shape else other
+        tensors.append(other)
+    h = placeholder.emit(_semantic, op, {"mask": mask is not None, "other": other is not None,
+                                         "cache": str(_c(cache_modifier) or ""),
+                                         "evict": str(_c(eviction_policy) or ""), "volatile": bool(_c(is_volatile))},
+                         handles=[view.handle], tensors=tensors)
+    return values.make("token", h, shape=view.shape, dtype=tl.int32, carrier=tl.block_type(tl.int32, list(src.shape)))
+
+
+@register_compiler_impl("async_load_commit_group")
+def async_load_commit_group(_semantic: Any, tokens: Any = None) -> values.AsyncToken:
+    """Close the current cp.async group (``ttg.async_commit_group``)."""
+    op = "async_load_commit_group"
+    _nvidia_only(op, from_semantic(_semantic))
+    h = placeholder.emit(_semantic, op, {})
+    return values.make("token", h)
+
+
+@register_compiler_impl("async_load_wait_group")
+def async_load_wait_group(_semantic: Any, pendings: Any, tokens: Any = None) -> values.AsyncToken:
+    """Wait until at most ``pendings`` cp.async groups are in flight (``ttg.async_wait``)."""
+    op = "async_load_wait_group"
+    _nvidia_only(op, from_semantic(_semantic))
+    n = _c(pendings)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise UtlxCompileError(op, f"'pendings' must be a compile-time int, got {type(n).__name__}")
+    if n < 0:
+        raise UtlxCompileError(op, f"'pendings' is {n}: a negative number of in-flight groups cannot be waited for "
+                               "(with NUM_STAGES buffers the classic wait is NUM_STAGES-2, so NUM_STAGES >= 2)")
+    h = placeholder.emit(_semantic, op, {"n": n})
+    return values.make("token", h)
+
+
+# ---------------------------------------------------------------- wgmma
+
+
+def _mma_instr_n(n: int, wpc_n: int) -> int:
+    per = n // wpc_n
+    for cand in range(min(256, per), 7, -8):
+        if per % cand == 0:
+            return cand
+    return 8
+
+
+@register_compiler_impl("async_dot")
+def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = None, pred: Any = None,
+              mBarriers: Any = None, two_ctas: Any = False, force_async: Any = False, input_precision: Any = None,
+              out_dtype: Any = tl.float32) -> tl.tensor:
+    """Asynchronous warpgroup MMA ``acc + A @ B`` (Hopper ``wgmma.mma_async``); A may live in registers."""
+    op = "async_dot"
+    target = from_semantic(_semantic)
+    _nvidia_only(op, target, hopper=True)
+    if _c(mBarriers):
+        raise UtlxCompileError(op, "mBarriers (tcgen05 completion barriers) are Blackwell-only", target=target.name)
+    if _c(two_ctas):
+        raise UtlxCompileError(op, "two_ctas needs an op stock Triton lacks", target=target.name)
+    if _c(pred) is not None:
+        raise UtlxCompileError(op, "'pred' is not supported on Hopper", target=target.name)
+    b = _expect(op, B, values.SharedView, "B")
+    a_reg = isinstance(A, tl.tensor)
+    if not a_reg:
+        _expect(op, A, values.SharedView, "A")
+    a_shape, a_dtype = (list(A.shape), A.dtype)
+    if len(a_shape) != 2 or len(b.shape) != 2:
+        raise UtlxCompileError(op, f"A and B must be 2-D, got {a_shape} and {list(b.shape)}")
+    M, K = a_shape
+    K2, N = b.shape
+    if K != K2:
+        raise UtlxCompileError(op, f"shape mismatch: A is {M}x{K} but B is {K2}x{N} (inner dimensions differ)")
+    if a_dtype != b.dtype:
+        raise UtlxCompileError(op, f"dtype mismatch: A is {a_dtype}, B is {b.dtype}")
+    nw = target.num_warps
+    if nw % 4:
+        raise UtlxCompileError(op, f"wgmma needs num_warps to be a multiple of 4, got {nw}", target=target.name)
+    if M % 64:
+        raise UtlxCompileError(op, f"wgmma needs M to be a multiple of 64, got M={M}")
+    out_dtype = _c(out_dtype) or tl.float32
+    acc = _c(acc)
+    if acc is None:
+        acc = _semantic.zeros([M, N], out_dtype)
+    if not isinstance(acc, tl.tensor) or list(acc.shape) != [M, N]:
+        raise UtlxCompileError(op, f"acc must be a {M}x{N} tensor, got {getattr(acc, 'shape', acc)}")
+    if acc.dtype not in (tl.float32, tl.float16, tl.int32):
+        raise UtlxCompileError(op, f"acc dtype {acc.dtype} is not a wgmma accumulator type (fp32, fp16, int32)")
+    bits = a_dtype.primitive_bitwidth
+    # Warps along M first (16 rows per warp), then N: Triton's warpsPerTileV3 rule.
+    wpc = [4, 1]
+    while wpc[0] * wpc[1] < nw:
+        if M > 16 * wpc[0]:
+            wpc[0] *= 2
+        else:
+            wpc[1] *= 2
+    instr = [16, _mma_instr_n(N, wpc[1]), 256 // bits]
+    precision = str(_c(input_precision) or getattr(_semantic.builder.options, "default_dot_input_precision", "tf32"))
+    max_imprecise = 0
+    if a_dtype.is_fp8():
+        max_imprecise = int(getattr(_semantic.builder.options, "max_num_imprecise_acc_default", 0) or 0)
+    attrs = {"a_reg": a_reg, "M": M, "N": N, "K": K, "dtype": str(a_dtype), "acc_dtype": str(acc.dtype),
+             "wpc": wpc, "instr": instr, "precision": precision, "max_imprecise": max_imprecise}
+    handles = [b.handle]
+    if a_reg:
+        attrs["a_stash"] = _stash(_semantic, A)
+    else:
+        handles.insert(0, A.handle)
+    use_acc_c = _c(use_acc)
+    if use_acc_c is not None:
+        handles.append(_i1(_semantic, use_acc, op, "use_acc"))
+        attrs["use_acc"] = True
+    h = placeholder.emit(_semantic, op, attrs, handles=handles, tensors=[acc], result=acc.type)
+    return tl.tensor(h, acc.type)
+
+
+def _stash(_semantic: Any, t: tl.tensor) -> int:
+    """Pass tensor ``t`` to the next placeholder by uid (placeholder tensors must share one shape)."""
+    placeholder.emit(_semantic, "stash", {}, tensors=[t])
+    return placeholder.last_uid
+
+
+@register_compiler_impl("async_dot_wait")
+def async_dot_wait(_semantic: Any, pendings: Any, inp: Any) -> tl.tensor:
+    """Wait until at most ``pendings`` wgmma groups are in flight; returns ``inp`` made safe to read."""
+    op = "async_dot_wait"
+    target = from_semantic(_semantic)
+    _nvidia_only(op, target, hopper=True)
+    n = _c(pendings)
+    if not isinstance(n, int) or n < 0:
+        raise UtlxCompileError(op, f"'pendings' must be a compile-time int >= 0, got {n!r}")
+    if not isinstance(inp, tl.tensor) or not inp.type.is_block():
+        raise UtlxCompileError(op, f"'inp' must be the accumulator tensor returned by tlx.async_dot, got {inp!r}")
+    h = placeholder.emit(_semantic, op, {"n": n}, tensors=[inp], result=inp.type)
+    return tl.tensor(h, inp.type)
+
+
+@register_compiler_impl("fence_async_shared")
+def fence_async_shared(_semantic: Any) -> None:
+    """Order generic-proxy shared-memory writes before async-proxy reads (``fence.proxy.async``)."""
+    op = "fence_async_shared"
+    _nvidia_only(op, from_semantic(_semantic))
+    placeholder.emit(_semantic, op, {})

@@ -1,0 +1,108 @@
+"""Frontend values that the compiler bodies of TLX ops hand back to the kernel being traced.
+
+Why our own value types: a TLX buffer, view, barrier or async token has no Triton-language type. While
+tracing, each is just the i32 (or dummy tensor) result of a placeholder op, wrapped here with the static
+facts later ops need at trace time (shape, element type, number of buffers) for argument checks. They
+are proper ``tlc.base_value``s so the code generator can bind them to names, pass them to ``@jit``
+helpers and, when a kernel insists, carry them through loops (the lowering then reports that as an
+unsupported use, naming the op).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton.language as tl
+from triton.language import core as tlc
+
+
+class HandleType(tlc.base_type):
+    """Type of a placeholder handle: what it denotes (``kind``) plus its static description."""
+
+    def __init__(self, kind: str, shape: tuple[int, ...] = (), dtype: Any = None, num: int = 0,
+                 storage: str = "smem", carrier: Any = None) -> None:
+        self.kind = kind
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype
+        self.num = int(num)
+        self.storage = storage
+        # tl type of the ir handle itself (i32 scalar, or a dummy tensor for async tokens).
+        self.carrier = carrier if carrier is not None else tl.int32
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HandleType) and (self.kind, self.shape, str(self.dtype), self.num,
+                                                  self.storage) == (other.kind, other.shape, str(other.dtype),
+                                                                    other.num, other.storage)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.shape, str(self.dtype), self.num))
+
+    def __repr__(self) -> str:
+        return f"utlx.{self.kind}<{'x'.join(map(str, self.shape))}, {self.dtype}, num={self.num}>"
+
+    def mangle(self) -> str:
+        shape = "_".join(map(str, self.shape))
+        return f"U{self.kind}{shape}{self.dtype}n{self.num}"
+
+    def _flatten_ir_types(self, builder: Any, out: list) -> None:
+        out.append(self.carrier.to_ir(builder))
+
+    def _unflatten_ir(self, handles: list, cursor: int):
+        return HANDLE_CLASSES.get(self.kind, Handle)(handles[cursor], self), cursor + 1
+
+
+class Handle(tlc.base_value):
+    """A placeholder result standing for a TLX object (buffer, view, barrier, token, ...)."""
+
+    def __init__(self, handle: Any, type: HandleType) -> None:
+        self.handle = handle
+        self.type = type
+
+    def _flatten_ir(self, handles: list) -> None:
+        handles.append(self.handle)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.type.dtype
+
+    def __repr__(self) -> str:
+        return repr(self.type)
+
+
+class SharedBuffers(Handle):
+    """``local_alloc`` result: ``num`` buffers of ``shape`` in shared memory (TLX ``buffered_tensor``)."""
+
+
+class SharedView(Handle):
+    """One buffer (``local_view``) or a slice of one (``local_slice``)."""
+
+
+class AsyncToken(Handle):
+    """Token of ``async_load`` / ``async_load_commit_group`` (ordering only; the lowering drops it)."""
+
+
+class Barriers(Handle):
+    """``alloc_barriers`` result: ``num`` mbarriers."""
+
+
+class BarrierView(Handle):
+    """One mbarrier (``local_view`` of :class:`Barriers`)."""
+
+
+HANDLE_CLASSES: dict[str, type[Handle]] = {
+    "buffers": SharedBuffers,
+    "view": SharedView,
+    "token": AsyncToken,
+    "barriers": Barriers,
+    "barrier": BarrierView,
+}
+
+
+def make(kind: str, handle: Any, **desc: Any) -> Handle:
+    """Wrap placeholder result ``handle`` as the frontend value of ``kind``."""
+    ty = HandleType(kind, **desc)
+    return HANDLE_CLASSES.get(kind, Handle)(handle, ty)

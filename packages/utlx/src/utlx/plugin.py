@@ -1,0 +1,71 @@
+"""utlx as a tritonx plugin (entry point ``tritonx.plugins: utlx = utlx.plugin:plugin``).
+
+Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pipeline:
+
+* after ``convert-triton-to-tritongpu``: lower the TLX placeholders to TTGIR (``utlx.compiler.lowering``);
+* after ``tritongpu-pipeline`` (NVIDIA): put back the cp.async wait counts the software pipeliner reset.
+
+Both passes return at once for kernels without TLX ops, so the plugin is enabled by default and plain
+Triton kernels compile byte-identically. Without tritonx-core, :func:`ensure_active` falls back to
+utlx's own stages hook (``utlx.compiler.stages``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from utlx.__about__ import __version__
+from utlx.compiler.stages import LOWERING_VERSION, install_standalone_hook, lowering_pass, restore_waits_pass
+
+NAME = "utlx"
+DESCRIPTION = "TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers"
+
+
+def build_pipeline() -> Any:
+    """The tritonx ``Pipeline`` that compiles TLX ops."""
+    import tritonx
+
+    p = tritonx.Pipeline(NAME, description=DESCRIPTION, cache_key=lambda: LOWERING_VERSION)
+    p.insert_after("convert-triton-to-tritongpu", lowering_pass, stage="ttgir")
+    p.insert_after("tritongpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
+    return p
+
+
+def build_plugin() -> Any:
+    """The tritonx ``Plugin`` object (enabled by default: it only acts on kernels that use TLX ops)."""
+    import tritonx
+
+    return tritonx.Plugin(NAME, version=__version__, description=DESCRIPTION, pipelines=[build_pipeline()],
+                          cache_key=lambda: LOWERING_VERSION, default_enabled=True)
+
+
+try:
+    plugin = build_plugin()
+except ImportError:  # tritonx-core not installed: ensure_active() uses the standalone hook
+    plugin = None
+
+_MODE: list[str] = []
+
+
+def ensure_active() -> str:
+    """Make sure TLX kernels compile in this process; returns ``"tritonx"`` or ``"standalone"``.
+
+    Idempotent. Called by ``import utlx`` so that ``triton.compile`` / ``kernel[grid]`` of a TLX kernel
+    works without further setup.
+    """
+    if _MODE:
+        return _MODE[0]
+    mode = "standalone"
+    if plugin is not None:
+        import tritonx
+
+        try:
+            tritonx.get_plugin(NAME)
+        except Exception:
+            tritonx.register_plugin(plugin)
+        tritonx.enable_plugins([NAME])
+        mode = "tritonx"
+    else:
+        install_standalone_hook()
+    _MODE.append(mode)
+    return mode

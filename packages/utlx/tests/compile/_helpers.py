@@ -1,0 +1,35 @@
+"""Compile a kernel for a GPU target on the CPU, specialised the way ``kernel[grid]`` would be."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+TARGETS = {
+    "cuda:90": lambda: GPUTarget("cuda", 90, 32),
+    "hip:gfx942": lambda: GPUTarget("hip", "gfx942", 64),
+    "hip:gfx950": lambda: GPUTarget("hip", "gfx950", 64),
+}
+
+
+def compile_kernel(fn: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str = "cuda:90",
+                   num_warps: int = 4, ones: tuple[str, ...] = (), **options: Any):
+    """``triton.compile`` with 16-byte divisibility on every pointer/int argument and the arguments in
+    ``ones`` specialised to 1 (what the JIT does for unit strides and aligned tensors)."""
+    sig = dict(signature)
+    consts = dict(constexprs)
+    for name in ones:
+        sig[name] = "constexpr"
+        consts[name] = 1
+    for name in consts:
+        sig[name] = "constexpr"
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n, t in sig.items() if t != "constexpr"}
+    src = ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs)
+    return triton.compile(src, target=TARGETS[target](), options={"num_warps": num_warps, **options})
+
+
+def count(text: str, needle: str) -> int:
+    return text.count(needle)

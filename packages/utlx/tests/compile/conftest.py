@@ -1,0 +1,24 @@
+"""Compile tests: make the utlx lowering active and give each session its own Triton cache.
+
+Why a private cache: a stale cached kernel compiled by an older lowering would hide regressions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # for _helpers
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-compile-cache-"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def utlx_compile_path():
+    """Activate utlx the way users get it (the tritonx plugin), else the standalone hook."""
+    from utlx.plugin import ensure_active
+
+    mode = ensure_active()
+    yield mode
