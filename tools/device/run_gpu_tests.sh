@@ -104,6 +104,10 @@ if [ -n "$PTH_DIRS" ]; then
   say ".pth files will run from: $PTH_DIRS"
 fi
 export PYTHONPATH="$NEWPATH"
+# A plugin libtriton cannot load aborts the process (LLVM ERROR): check them before Triton sees them.
+for p in ${PLUGIN_PATHS[@]+"${PLUGIN_PATHS[@]}"}; do
+  [ -f "$p" ] || die "--plugin-path '$p' is not a file"
+done
 if [ ${#PLUGIN_PATHS[@]} -gt 0 ]; then
   joined=$(IFS=:; echo "${PLUGIN_PATHS[*]}")
   export TRITON_PLUGIN_PATHS="${TRITON_PLUGIN_PATHS:+$TRITON_PLUGIN_PATHS:}$joined"
