@@ -1,4 +1,5 @@
 """Example TLX kernels shipped with utlx (readable references that the test suite compiles).
 
 * :mod:`hopper_pipelined`: cp.async ring + async wgmma, the classic TLX GEMM (cuda:90).
+* :mod:`amd_pipelined`: register-staged ring (tl.load -> local_store -> local_load -> tl.dot), gfx942/gfx950.
 """
