@@ -11,7 +11,7 @@ from utlx.interpreter import state as _state
 from utlx.interpreter.barriers import BarrierArray
 from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.ops_mem import _barrier
-from utlx.interpreter.tasks import wait_until
+from utlx.interpreter.tasks import wait_until, yield_now
 from utlx.language._dispatch import register_interpreter_impl as impl
 
 _unwrap = tl._unwrap_if_constexpr
@@ -56,6 +56,7 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any, remote_cta_rank:
                                    f"be 0{where(loc)}")
     b = _barrier(bar, "barrier_arrive", "bar")
     b.arrive(_compat.to_int(arrive_count, "barrier_arrive arrive_count"), "barrier_arrive", loc)
+    yield_now()
 
 
 @impl("barrier_wait")

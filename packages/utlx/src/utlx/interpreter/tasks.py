@@ -236,6 +236,15 @@ def wait_until(ready: Callable[[], bool], describe: Callable[[], str], op: str, 
     task.sched.block(task, ready, describe)
 
 
+def yield_now() -> None:
+    """Let the other tasks run (a running task offers this after each arrival, so a task the arrival
+    unblocked runs at once, as it would on hardware; this exposes races such as arriving on an "empty"
+    barrier while an async_dot still reads the buffer). A no-op outside warp specialization."""
+    task = _state.current_task_key()
+    if isinstance(task, TaskThread):
+        task.sched.block(task, lambda: True, lambda: "yielded")
+
+
 # ------------------------------------------------------------------------------------------ AST rewrite
 
 _ENV = "__utlx_env"

@@ -8,10 +8,13 @@ neither side imports the other.
 
 Contract (see also ``utlx/compiler/CONTRACT.md``):
 
-* ``@register_compiler_impl("local_alloc")`` registers ``impl(_semantic, *args, **kwargs)``: it gets
-  the code generator's semantic object and the op's arguments exactly as the user's call passed them
-  (positional stay positional, keyword stay keyword; ``constexpr`` wrappers are NOT unwrapped).
+* ``@register_compiler_impl("local_alloc")`` registers ``impl(_semantic, **params)``: it gets the code
+  generator's semantic object and EVERY parameter of the op's public signature (``utlx/language/*.py``)
+  as a keyword argument with TLX's parameter name, defaults filled in (``constexpr`` wrappers are NOT
+  unwrapped). The variadic ``async_task(*args, **kwargs)``/``async_tasks()`` pass the call through as is.
 * ``@register_interpreter_impl("local_alloc")`` registers the CPU body with the same calling convention.
+* Registering again replaces the earlier body (``utility.py`` registers target-independent defaults for
+  ``dtype_of``/``size_of`` on both paths; the compiler may override them).
 * ``dispatch(op_name, _semantic, *args, **kwargs)`` picks one of them: the interpreter body when
   ``_semantic`` is the interpreter's (its builder is ``InterpreterBuilder``), else the compiler body.
 """
