@@ -8,11 +8,13 @@ layout in :mod:`tritonx.compat.native`, nothing more.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import random
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,37 @@ NEEDS_DEPENDENCY_C = r"""
 extern int tritonx_dep_value(void);
 __attribute__((visibility("default"))) void *tritonGetPluginInfo(void) { return (void *)(long)tritonx_dep_value(); }
 """
+
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PTH = SRC / "tritonx" / "native" / "tritonx-native.pth"
+HERE = Path(__file__).resolve().parent
+
+
+def run_child(tmp_path: Path, code: str, **env_extra: str) -> subprocess.CompletedProcess:
+    pth_dir = tmp_path / "site"
+    pth_dir.mkdir(exist_ok=True)
+    shutil.copy(PTH, pth_dir / PTH.name)
+    env = dict(os.environ)
+    for name in ("TRITON_PLUGIN_PATHS", "TRITONX_NATIVE_PLUGINS", "_TRITONX_NATIVE_STATE"):
+        env.pop(name, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    env.update(env_extra)
+    prologue = f"import site; site.addsitedir({str(pth_dir)!r})\n"
+    return subprocess.run(
+        [sys.executable, "-c", prologue + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
+
+
+def last_json(done: subprocess.CompletedProcess) -> dict:
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def installed_triton():

@@ -1,0 +1,174 @@
+"""TRITONX_NATIVE_PLUGINS at interpreter start-up, through the real ``tritonx-native.pth`` line.
+
+How the .pth is exercised: an editable install does not put ``tritonx-native.pth`` in site-packages,
+so each child interpreter copies the shipped file into a temporary directory and calls
+``site.addsitedir`` on it as its first statement, which processes the .pth exactly as site-packages
+would, before anything imports triton. ``PYTHONPATH`` points at this checkout's ``src`` so the child
+runs the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import tritonx._startup as startup_module
+from native_fixtures import (
+    PTH,
+    build_info_plugin,
+    installed_plugin,
+    installed_supports_natives,
+    installed_triton,
+    last_json,
+    run_child,
+)
+from tritonx.compat.native import native_loading
+
+RUNTIME_LOADING = native_loading(installed_triton().version).runtime_loading  # 3.9: extend_with
+needs_natives = pytest.mark.skipif("not installed_supports_natives()", reason="this Triton has no native plugins")
+
+
+def test_shipped_pth_is_the_startup_line():
+    assert PTH.read_text() == startup_module.PTH_LINE + "\n"
+    assert PTH.read_text().count("\n") == 1
+
+
+def test_pth_costs_nothing_when_unset(tmp_path):
+    done = run_child(
+        tmp_path,
+        """
+        import json, sys
+        print(json.dumps({m: m in sys.modules for m in ("tritonx", "tritonx._startup", "triton")}))
+        """,
+    )
+    assert last_json(done) == {"tritonx": False, "tritonx._startup": False, "triton": False}
+
+
+def test_pth_never_imports_triton_or_the_tritonx_package(tmp_path):
+    plugin = installed_plugin() if installed_supports_natives() else tmp_path / "missing.so"
+    done = run_child(
+        tmp_path,
+        """
+        import json, sys
+        print(json.dumps({m: m in sys.modules for m in ("tritonx", "tritonx._startup", "triton")}))
+        """,
+        TRITONX_NATIVE_PLUGINS=str(plugin),
+    )
+    assert last_json(done) == {"tritonx": False, "tritonx._startup": True, "triton": False}
+
+
+@needs_natives
+def test_good_plugin_loaded_bad_file_refused_with_one_warning(tmp_path):
+    good = installed_plugin()
+    bad = tmp_path / "not-a-plugin.so"
+    bad.write_text("plain text\n")
+    done = run_child(
+        tmp_path,
+        """
+        import json, os, sys
+        import triton
+        from triton._C import libtriton as L
+        from native_kernels import compile_add_one
+        import tritonx.native as native
+        from tritonx.native import registry
+
+        attrs = sorted(a for a in dir(L.passes.plugin) if not a.startswith("_"))
+        compiled = compile_add_one(32)  # a normal compile in the same process
+        path = os.path.join(os.environ["TRITON_CACHE_DIR"], "k.ttir")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(compiled.asm["ttir"])
+        ctx = L.ir.context()
+        L.ir.load_dialects(ctx)
+        mod = L.ir.parse_mlir_module(path, ctx)
+        pm = L.ir.pass_manager(ctx)
+        name = native.native_passes()[0]
+        adder = registry.find_pass(name)
+        adder(pm, [])
+        pm.run(mod, "tritonx-native-test")
+        again = native.load_native(os.environ["GOOD"])  # loaded at start-up: returned, not refused
+        print(json.dumps({
+            "attrs": attrs,
+            "names": native.native_passes(),
+            "funcs": [ln.strip().split("(")[0] for ln in str(mod).splitlines() if "tt.func" in ln],
+            "ptx_ok": ".visible .entry add_one" in compiled.asm["ptx"],
+            "loaded": [i.path for i in native.loaded_natives()],
+            "again": again.path,
+            "plugin_paths": os.environ.get("TRITON_PLUGIN_PATHS"),
+        }))
+        """,
+        TRITONX_NATIVE_PLUGINS=f"{good}:{bad}",
+        GOOD=str(good),
+    )
+    out = last_json(done)
+    warnings = [ln for ln in done.stderr.splitlines() if ln.startswith("tritonx:")]
+    assert warnings == [
+        f"tritonx: native plugin {bad} refused (elf): not a valid ELF shared library: no ELF magic number "
+        f"(first bytes b'plai'); a native plugin is a .so built with -shared; left out"
+    ]
+    assert "add_plugin" in out["attrs"]  # passes.plugin.add_plugin on 3.7, 3.8 and 3.9
+    assert out["names"] == ["plugin" if RUNTIME_LOADING else "add_plugin"]
+    assert out["funcs"] == ["tt.func public @foo"]  # the plugin's pass renamed the kernel
+    assert out["ptx_ok"]
+    assert out["loaded"] == [str(good)] and out["again"] == str(good)
+    if not RUNTIME_LOADING:
+        assert out["plugin_paths"] == str(good)  # only the accepted library reached Triton
+    else:
+        assert out["plugin_paths"] is None  # 3.9 loads through extend_with, not the environment
+
+
+@needs_natives
+def test_subprocesses_reuse_the_verdicts(tmp_path):
+    good = installed_plugin()
+    bad = tmp_path / "empty.so"
+    bad.write_bytes(b"")
+    done = run_child(
+        tmp_path,
+        f"""
+        import json, os, subprocess, sys
+        startup = sys.modules["tritonx._startup"]
+        code = "import site, sys, json; site.addsitedir({str(tmp_path / "site")!r}); " \\
+               "s = sys.modules['tritonx._startup']; print(json.dumps([s.reused, len(s.results)]))"
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        print(json.dumps({{"parent_reused": startup.reused, "child": child.stdout.strip(), "child_err": child.stderr}}))
+        """,
+        TRITONX_NATIVE_PLUGINS=f"{good}:{bad}",
+    )
+    out = last_json(done)
+    assert out["parent_reused"] is False
+    assert json.loads(out["child"]) == [True, 2]
+    assert "refused" not in out["child_err"]  # the warning is printed once, by the process that checked
+    assert done.stderr.count("refused (elf)") == 1
+
+
+@needs_natives
+def test_state_made_for_another_triton_is_discarded(tmp_path):
+    good = installed_plugin()
+    stale = json.dumps({"spec": str(good), "triton": "/elsewhere/libtriton.so:1:1", "added": ["/elsewhere/x.so"]})
+    done = run_child(
+        tmp_path,
+        """
+        import json, os, sys
+        s = sys.modules["tritonx._startup"]
+        print(json.dumps({"reused": s.reused, "paths": os.environ.get("TRITON_PLUGIN_PATHS")}))
+        """,
+        TRITONX_NATIVE_PLUGINS=str(good),
+        TRITON_PLUGIN_PATHS="/elsewhere/x.so",
+        _TRITONX_NATIVE_STATE=stale,
+    )
+    out = last_json(done)
+    assert out["reused"] is False
+    assert "/elsewhere/x.so" not in (out["paths"] or "")
+
+
+def test_unsupported_triton_refuses_at_startup_and_goes_on(tmp_path):
+    if installed_supports_natives():
+        pytest.skip("the installed Triton loads native plugins")
+    plugin = build_info_plugin(tmp_path, "libinfo.so")  # a well-formed plugin: refused by triton_support
+    done = run_child(
+        tmp_path, "import triton, json; print(json.dumps(triton.__version__))", TRITONX_NATIVE_PLUGINS=str(plugin)
+    )
+    assert last_json(done) == installed_triton().version
+    assert f"tritonx: native plugin {plugin} refused (triton_support): Triton {installed_triton().version} has no" in (
+        done.stderr
+    )
