@@ -1,0 +1,180 @@
+"""``tritonx compile FILE.py:KERNEL``: compile on the CPU for a GPU target and show a stage's IR.
+
+Three views: one stage's output; ``--dump-after PASS`` (the module right after a pass, through a
+temporary pipeline whose inserted Python pass prints it: the engine validates the name, so an
+unknown pass gets its close-name suggestions); ``--diff`` (stock against plugins, per text stage).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+
+from ._common import (
+    UserError,
+    console,
+    emit_json,
+    parse_constexprs,
+    parse_signature,
+    plugins_enabled,
+    split_names,
+    user_errors,
+)
+from .kernel_file import check_arguments, load_kernel
+
+DUMP_PIPELINE = "tritonx-cli-dump"
+
+
+@contextlib.contextmanager
+def fresh_compiles() -> Iterator[None]:
+    """Bypass Triton's cache: the passes must really run (a dump, or the second compile of a diff)."""
+    import triton
+
+    with triton.knobs.compilation.scope():
+        triton.knobs.compilation.always_compile = True
+        yield
+
+
+@contextlib.contextmanager
+def stock_state() -> Iterator[None]:
+    """No plugin enabled and no pipeline active inside; the previous state is restored on exit."""
+    from ..integration import activation
+    from ..plugins import registry
+
+    plugins = [p.name for p in registry.list_plugins() if registry.is_enabled(p.name)]
+    if plugins:
+        registry.disable_plugins(plugins)
+    others = list(activation.active())
+    if others:
+        activation.pop(others)
+    try:
+        yield
+    finally:
+        if others:
+            activation.push(others)
+        if plugins:
+            registry.enable_plugins(plugins)
+
+
+def is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def stage_diff(stage: str, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=f"{stage} (stock)", tofile=f"{stage} (plugins)"))
+
+
+def _pick_stage(asm: dict[str, Any], stage: str) -> Any:
+    if stage not in asm:
+        raise UserError(f"stage {stage!r} was not produced for this target; stages: {', '.join(asm)}")
+    return asm[stage]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compile")
+    @user_errors("compile")
+    def compile_(
+        kernel_spec: Annotated[str, typer.Argument(metavar="FILE.py:KERNEL", help="The @triton.jit kernel.")],
+        signature: Annotated[str, typer.Option("--signature", help="Argument types: 'x_ptr=*fp32,n=i32'.")],
+        target: Annotated[str, typer.Option("--target", "-t", help="cuda:90, hip:gfx942...")] = "cuda:90",
+        constexpr: Annotated[list[str] | None, typer.Option("--constexpr", "-c", help="NAME=VALUE (repeat).")] = None,
+        option: Annotated[list[str] | None, typer.Option("--option", "-o",
+                                                         help="Compile option NAME=VALUE, e.g. num_warps=8.")] = None,
+        divisible_n: Annotated[int, typer.Option("--divisible", help="Mark the first N args 16-divisible.")] = 0,
+        plugins: Annotated[str | None, typer.Option("--plugins", "-p", help="Enable these plugins (a,b).")] = None,
+        dump_after: Annotated[str | None, typer.Option("--dump-after", help="Print the module after PASS.")] = None,
+        diff: Annotated[bool, typer.Option("--diff", help="Unified diff, stock vs plugins, per stage.")] = False,
+        stage: Annotated[str | None, typer.Option("--stage", "-s", help="Stage to print (default ttgir).")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Compile a kernel on the CPU through tritonx and print a stage's IR, a pass dump or a diff."""
+        import tritonx
+
+        from ..integration.capture import divisible
+        from ..model.target import Target
+
+        if diff and dump_after:
+            raise UserError("--diff and --dump-after do not combine; use one")
+        if divisible_n < 0:
+            raise UserError(f"--divisible must be >= 0, got {divisible_n}")
+        tgt = Target.parse(target)
+        sig = parse_signature(signature)
+        consts = parse_constexprs(constexpr)
+        options = parse_constexprs(option) or None
+        kernel = load_kernel(kernel_spec)
+        check_arguments(kernel, sig, consts)
+        attrs = divisible(divisible_n) if divisible_n else None
+        names = split_names(plugins)
+
+        def build() -> Any:
+            return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
+
+        head = {"target": str(tgt), "kernel": kernel_spec, "plugins": names}
+        if diff:
+            _run_diff(build, names, stage, head, as_json)
+        elif dump_after:
+            _run_dump(build, names, dump_after, head, as_json)
+        else:
+            with plugins_enabled(names), fresh_compiles():
+                compiled = build()
+            chosen = stage or "ttgir"
+            text = _pick_stage(compiled.asm, chosen)
+            if as_json:
+                emit_json({**head, "stage": chosen, "ir": text if is_text(text) else None,
+                           "bytes": len(text), "stages": list(compiled.asm)})
+            elif is_text(text):
+                typer.echo(text, nl=not text.endswith("\n"))
+            else:
+                console().print(f"stage {chosen} is binary ({len(text)} bytes); pick a text stage: "
+                              f"{', '.join(s for s, v in compiled.asm.items() if is_text(v))}")
+
+
+def _run_diff(build: Any, names: list[str], stage: str | None, head: dict[str, Any], as_json: bool) -> None:
+    with stock_state(), fresh_compiles():
+        stock = build().asm
+    with plugins_enabled(names), fresh_compiles():
+        edited = build().asm
+    if stage is not None:
+        _pick_stage(stock, stage)
+        if not is_text(stock[stage]):
+            raise UserError(f"stage {stage!r} is binary; --diff compares text stages")
+    stages = [stage] if stage else [s for s in stock if is_text(stock[s]) and s in edited]
+    diffs = {s: stage_diff(s, stock[s], edited[s]) for s in stages}
+    if as_json:
+        emit_json({**head, "stages": {s: {"changed": bool(d), "diff": d} for s, d in diffs.items()}})
+        return
+    changed = [s for s, d in diffs.items() if d]
+    if not changed:
+        console().print(f"no difference in {', '.join(stages)} with plugins {', '.join(names) or '(none given)'}")
+        return
+    for s in changed:
+        typer.echo(diffs[s], nl=False)
+    console().print(f"[dim]changed: {', '.join(changed)}; unchanged: "
+                  f"{', '.join(s for s in stages if s not in changed) or 'none'}[/dim]")
+
+
+def _run_dump(build: Any, names: list[str], pass_name: str, head: dict[str, Any], as_json: bool) -> None:
+    import tritonx
+
+    dumps: list[dict[str, Any]] = []
+
+    def dump(module: Any, ctx: Any) -> None:
+        dumps.append({"stage": ctx.stage, "occurrence": len(dumps), "ir": str(module)})
+
+    probe = tritonx.Pipeline(DUMP_PIPELINE).insert_after(pass_name, dump, pass_name=f"dump-after-{pass_name}")
+    with plugins_enabled(names), tritonx.activate(probe), fresh_compiles():
+        build()
+    if not dumps:
+        raise UserError(f"pass {pass_name!r} did not run for this kernel and target")
+    if as_json:
+        emit_json({**head, "pass": pass_name, "dumps": dumps})
+        return
+    for d in dumps:
+        where = f"stage {d['stage']}, occurrence {d['occurrence']}"
+        typer.echo(f"// -----// IR dump after {pass_name} ({where}) //----- //")
+        typer.echo(d["ir"], nl=not d["ir"].endswith("\n"))

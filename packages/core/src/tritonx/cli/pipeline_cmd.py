@@ -1,0 +1,72 @@
+"""``tritonx pipeline``: every stage's passes for a target, in order, with the active edits marked.
+
+The pass lists are captured by compiling the probe matmul on the CPU (``tritonx.capture``), so they
+are exactly what the installed Triton runs for that target, not a hand-kept list.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ._common import UserError, console, emit_json, plugins_enabled, split_names, user_errors
+
+_MARK_STYLE = {"inserted": "green", "disabled": "red", "replaced": "yellow", "replacement": "green"}
+
+
+def _args_text(args: tuple[Any, ...]) -> str:
+    return ", ".join(repr(a) for a in args)
+
+
+def stage_table(stage: str, passes: list[Any]) -> Table:
+    table = Table(title=f"stage {stage}: {len(passes)} passes")
+    table.add_column("#", justify="right")
+    for col in ("pass", "adder", "args", "edit"):
+        table.add_column(col, overflow="fold")
+    for p in passes:
+        index = "+" if p.mark in ("inserted", "replacement") else str(p.index)
+        name = p.name
+        edit = ""
+        if p.mark:
+            style = _MARK_STYLE.get(p.mark, "bold")
+            edit = f"[{style}]{p.mark}[/{style}] by {p.edit}"
+            name = f"[{style}]{name}[/{style}]" if p.mark != "disabled" else f"[strike]{name}[/strike]"
+        table.add_row(index, name, p.adder, _args_text(p.args), edit)
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("pipeline")
+    @user_errors("pipeline")
+    def pipeline(
+        target: Annotated[str, typer.Option("--target", "-t", help="cuda:90, cuda:100, hip:gfx942...")] = "cuda:90",
+        stage: Annotated[str | None, typer.Option("--stage", "-s", help="Only this stage (ttir, ttgir, llir).")] = None,
+        plugins: Annotated[str | None, typer.Option("--plugins", "-p", help="Enable these plugins (a,b).")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Show each stage's passes (index, name, adder, args) and which active pipeline edits them."""
+        import tritonx
+
+        from ..integration import activation
+
+        with plugins_enabled(split_names(plugins)):
+            active = [p.name for p in activation.active()]
+            cap = tritonx.capture(target)
+        stages = list(cap.stage_order)
+        if stage is not None:
+            if stage not in cap.stages:
+                raise UserError(f"stage {stage!r} runs no passes for {cap.target}; stages with passes: "
+                                f"{', '.join(stages)}")
+            stages = [stage]
+        if as_json:
+            data = cap.as_dict()
+            data["stages"] = {s: data["stages"][s] for s in stages}
+            data["active_pipelines"] = active
+            emit_json(data)
+            return
+        console().print(f"Triton {cap.triton_version}, target {cap.target}; active pipelines: "
+                      f"{', '.join(active) or 'none (stock)'}")
+        for s in stages:
+            console().print(stage_table(s, cap[s]))
