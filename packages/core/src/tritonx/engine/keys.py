@@ -29,7 +29,7 @@ def _code_key(code: types.CodeType) -> str:
 def _value_key(value: Any, depth: int = 0) -> str:
     if isinstance(value, _SIMPLE):
         return repr(value)
-    if isinstance(value, tuple | list) and depth < 3:
+    if isinstance(value, tuple) and depth < 3:  # immutable: its contents are settings; lists are state
         return "[" + ",".join(_value_key(v, depth + 1) for v in value) + "]"
     if callable(value) and depth < 3:
         return callable_key(value, depth + 1)
@@ -43,12 +43,12 @@ def callable_key(fn: Any, depth: int = 0) -> str:
         return str(custom())
     if isinstance(fn, functools.partial):
         return "partial(" + ",".join([callable_key(fn.func, depth + 1), _value_key(fn.args, depth),
-                                      _value_key(sorted(fn.keywords.items()), depth)]) + ")"
+                                      _value_key(tuple(sorted(fn.keywords.items())), depth)]) + ")"
     target = fn
-    if not isinstance(fn, types.FunctionType | types.MethodType) and hasattr(type(fn), "__call__"):
+    if not isinstance(fn, types.FunctionType | types.MethodType) and callable(type(fn)):
         target = type(fn).__call__
         state = getattr(fn, "__dict__", {})
-        extra = _value_key(sorted((k, v) for k, v in state.items() if isinstance(v, _SIMPLE)), depth)
+        extra = _value_key(tuple(sorted((k, v) for k, v in state.items() if isinstance(v, _SIMPLE))), depth)
     else:
         extra = ""
     func = getattr(target, "__func__", target)

@@ -106,6 +106,7 @@ class CompileSession:
                     raise PassFailedError(
                         f"override_pipeline of pipeline {e.pipeline!r} failed ({self.target}): {exc}"
                     ) from exc
+                self.matched.add(e.uid)
         pass_edits = [e for e in self.edits if e.selector is not None]
         for stage in list(stages):
             stage_fn = stages[stage]

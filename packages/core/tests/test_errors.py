@@ -1,0 +1,119 @@
+"""Bad input gets a clear error naming what is at fault, and Triton keeps working."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ptx_counts
+
+import tritonx
+from tritonx.errors import (
+    PassFailedError,
+    PassNotFoundInStageError,
+    PassNotInVersionError,
+    PipelineConflictError,
+    PipelineError,
+    PipelineFrozenError,
+    UnknownPassError,
+)
+
+
+def test_unknown_pass_suggests_closest_names():
+    with pytest.raises(UnknownPassError, match=r"'tritongpu-pipline'.*closest: tritongpu-pipeline"):
+        tritonx.Pipeline("typo").disable("tritongpu-pipline")
+
+
+def test_pass_of_another_version_says_which(monkeypatch):
+    from tritonx.engine import names
+
+    data = {v: dict(m) for v, m in names._passmap().items()}
+    installed = names._installed_key()
+    other = next(v for v in data if v != installed)
+    data[other]["passes.future.add_time_travel"] = "tritongpu-time-travel"
+    monkeypatch.setattr(names, "_passmap", lambda: data)
+    with pytest.raises(PassNotInVersionError, match=rf"does not exist in the installed Triton.*{other}"):
+        tritonx.Pipeline("future").disable("tritongpu-time-travel")
+
+
+def test_python_pass_that_raises_names_pipeline_pass_and_stage(compile_probe):
+    def broken(module, ctx):
+        raise ZeroDivisionError("boom")
+
+    p = tritonx.Pipeline("fragile").insert_after("tritongpu-coalesce", broken, pass_name="broken-pass")
+    with tritonx.activate(p), pytest.raises(PassFailedError) as err:
+        compile_probe()
+    msg = str(err.value)
+    assert "'broken-pass'" in msg and "'fragile'" in msg and "'ttgir'" in msg and "ZeroDivisionError: boom" in msg
+    # later compiles are unaffected
+    assert ptx_counts(compile_probe())["cp.async"] > 0
+
+
+def test_wrong_stage_names():
+    p = tritonx.Pipeline("s")
+    with pytest.raises(PipelineError, match="unknown stage 'ttgr'"):
+        p.override_stage("ttgr", lambda *a: None)
+    with pytest.raises(PipelineError, match="unknown text stage 'ttgir'"):
+        p.transform_stage("ttgir", lambda t, c: t)
+    with pytest.raises(PipelineError, match="unknown stage 'cubn'"):
+        p.disable("tritongpu-pipeline", stage="cubn")
+
+
+def test_wrong_argument_types():
+    p = tritonx.Pipeline("types")
+    with pytest.raises(PipelineError, match="occurrence must be an int"):
+        p.disable("canonicalize", occurrence="first")
+    with pytest.raises(PipelineError, match="must be a pass name"):
+        p.insert_after("tritongpu-coalesce", 42)
+    with pytest.raises(PipelineError, match="must be a list"):
+        p.insert_after("tritongpu-coalesce", "tritongpu-coalesce", args="oops")
+    with pytest.raises(PipelineError, match="non-empty string name"):
+        tritonx.Pipeline("")
+
+
+def test_named_pass_with_wrong_args_fails_at_compile(compile_probe):
+    p = tritonx.Pipeline("badargs").insert_after("tritongpu-coalesce", "tritongpu-pipeline", args=["three"])
+    with tritonx.activate(p), pytest.raises(PipelineError, match="does not take args"):
+        compile_probe()
+
+
+def test_activating_something_that_is_not_a_pipeline():
+    with pytest.raises(PipelineError, match="takes tritonx.Pipeline objects, got str"):
+        tritonx.activate("my-pipeline")
+    with pytest.raises(PipelineError, match="@triton.jit kernels"):
+        tritonx.pipeline(tritonx.Pipeline("k"))(lambda: None)
+
+
+def test_two_replacements_conflict_and_name_both():
+    a = tritonx.Pipeline("first").replace("tritongpu-pipeline", lambda m, c: None)
+    b = tritonx.Pipeline("second").replace("ttgpuir.add_pipeline", lambda m, c: None)
+    with tritonx.activate(a, b), pytest.raises(PipelineConflictError) as err:
+        tritonx.capture("cuda:90")
+    assert "'first'" in str(err.value) and "'second'" in str(err.value)
+
+
+def test_replace_and_disable_conflict():
+    a = tritonx.Pipeline("r").replace("tritongpu-pipeline", lambda m, c: None)
+    b = tritonx.Pipeline("d").disable("tritongpu-pipeline")
+    with tritonx.activate(a, b), pytest.raises(PipelineConflictError, match="'r'.*'d'"):
+        tritonx.capture("cuda:90")
+
+
+def test_active_pipeline_is_frozen():
+    p = tritonx.Pipeline("frozen")
+    with tritonx.activate(p):
+        with pytest.raises(PipelineFrozenError, match="edit a copy"):
+            p.disable("tritongpu-pipeline")
+        p.copy().disable("tritongpu-pipeline")  # a copy is editable
+
+
+def test_required_edit_that_never_matches(compile_probe):
+    p = tritonx.Pipeline("nv-only").disable("tritongpu-pipeline")
+    with tritonx.activate(p), pytest.raises(PassNotFoundInStageError, match="hip:gfx942"):
+        compile_probe("hip:gfx942")
+    lenient = tritonx.Pipeline("nv-only-lenient").disable("tritongpu-pipeline", required=False)
+    with tritonx.activate(lenient):
+        assert "v_mfma" in compile_probe("hip:gfx942").asm["amdgcn"]
+
+
+def test_deactivate_inactive_pipeline():
+    with pytest.raises(PipelineError, match="is not active"):
+        tritonx.deactivate(tritonx.Pipeline("never"))
