@@ -41,14 +41,14 @@ from .plugins.registry import (  # noqa: E402
 )
 
 
-def check_native(path: str):  # noqa: ANN201 - re-exported from tritonx.native.check
+def check_native(path: str):
     """Run every safety check on a native plugin library without loading it here (see tritonx.native)."""
     from .native.check import check_native as _check
 
     return _check(path)
 
 
-def load_native(path: str):  # noqa: ANN201
+def load_native(path: str):
     """Check, then load a native plugin library the way the installed Triton allows."""
     from .native.load import load_native as _load
 
@@ -73,18 +73,18 @@ __all__ = [
     "UnknownPassError",
     "__version__",
     "activate",
+    "active",
     "apply_environment",
+    "capture",
     "check_native",
+    "compile_for",
+    "deactivate",
     "disable_plugins",
     "discover",
     "enable_plugins",
     "get_plugin",
     "list_plugins",
     "load_native",
-    "register_plugin",
-    "active",
-    "capture",
-    "compile_for",
-    "deactivate",
     "pipeline",
+    "register_plugin",
 ]
