@@ -1,8 +1,9 @@
 """Finish the generated project: drop the other variant's files, write the CI version list.
 
-Why pruning: one template serves both variants (python and native), so the shared files (pyproject,
-README, plugin.py, tests) exist once; each variant's own files are listed here and the unused ones
-removed. Why the version list: ci/matrix.py runs the Triton releases the plugin's range admits, and
+Why pruning: one template serves both variants (python and native), so the shared files (README,
+plugin.py, tests) exist once; each variant's own files are listed here and the unused ones removed.
+Each variant has its own ``pyproject.<variant>.toml``, renamed to ``pyproject.toml`` here: a Jinja
+``pyproject.toml`` in the repository would be read (and rejected) by tools that look for one, ruff first. Why the version list: ci/matrix.py runs the Triton releases the plugin's range admits, and
 the range logic lives in pre_gen_project.py (loaded from the template directory, not duplicated).
 Runs inside the generated project directory, after rendering.
 """
@@ -20,14 +21,17 @@ VARIANT = "{{ cookiecutter.variant }}"
 TRITON_RANGE = json.loads(r'{{ cookiecutter.triton_range | tojson }}')
 TEMPLATE_DIR = json.loads(r'{{ cookiecutter._repo_dir | default("") | tojson }}')
 VERSIONS_FILE = "ci/triton-versions.txt"
+PYPROJECT = "pyproject.{variant}.toml"
 
 #: Paths (relative to the generated project) that belong to one variant only.
 ONLY_IN = {
     "python": [
+        "pyproject.python.toml",
         f"src/{MODULE}/passes.py",
         "tests/test_python_pass.py",
     ],
     "native": [
+        "pyproject.native.toml",
         "CMakeLists.txt",
         "cmake",
         "native",
@@ -40,8 +44,9 @@ ONLY_IN = {
 
 
 def prune(project: Path, variant: str) -> list[Path]:
-    """Remove every path owned by a variant other than ``variant``; returns what was removed."""
+    """Keep ``variant``'s pyproject and remove every path owned by another variant; returns what was removed."""
     removed = []
+    (project / PYPROJECT.format(variant=variant)).rename(project / "pyproject.toml")
     for other, paths in ONLY_IN.items():
         if other == variant:
             continue

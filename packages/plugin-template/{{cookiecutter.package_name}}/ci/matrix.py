@@ -91,7 +91,8 @@ def plan(cell: Cell, env: dict[str, str], pytest_args: list[str]) -> None:
             ([python, "-c", _CHECK_TRITON.format(version=cell.version)], base_env),
             ([*install, str(PROJECT)], base_env),
         ]
-        test_env = dict(base_env, PYTHONPATH=str(target))
+        # That interpreter's own PYTHONPATH (if any) stays behind the package's directory.
+        test_env = dict(base_env, PYTHONPATH=os.pathsep.join(p for p in (str(target), env.get("PYTHONPATH")) if p))
     cell.commands.append(([python, "-m", "pytest", str(PROJECT / "tests"), "-q", *pytest_args], test_env))
 
 

@@ -8,7 +8,7 @@
 #define GET_OP_CLASSES
 #include "op-defs.inc"
 
-void {{ cookiecutter.plugin_name }}_native::{{ cookiecutter.__dialect_class }}::initialize() {
+void {{ cookiecutter.plugin_name }}_native::PluginDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "op-defs.inc"

@@ -8,6 +8,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// C++ class: {{ cookiecutter.plugin_name }}_native::PluginDialect (mlir-tblgen names it after this record).
 def Plugin_Dialect : Dialect {
   let name = "{{ cookiecutter.plugin_name }}";
   let cppNamespace = "::{{ cookiecutter.plugin_name }}_native";

@@ -24,7 +24,7 @@ struct ToSquarePass : mlir::PassWrapper<ToSquarePass, mlir::OperationPass<>> {
   llvm::StringRef getDescription() const final { return "Rewrite arith.mulf %x, %x into {{ cookiecutter.plugin_name }}.square"; }
   // Creating our ops needs the dialect loaded in the context; declaring it lets the pass manager do that.
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<{{ cookiecutter.__dialect_class }}>();
+    registry.insert<PluginDialect>();
   }
 
   void runOnOperation() override {

@@ -33,7 +33,7 @@ void registerToSquare() { mlir::registerPass([] { return ns::createToSquarePass(
 void registerFromSquare() { mlir::registerPass([] { return ns::createFromSquarePass(); }); }
 void registerTag() { mlir::registerPass([] { return ns::createTagPass("{{ cookiecutter.plugin_name }}"); }); }
 
-void registerDialect(mlir::DialectRegistry *registry) { registry->insert<ns::{{ cookiecutter.__dialect_class }}>(); }
+void registerDialect(mlir::DialectRegistry *registry) { registry->insert<ns::PluginDialect>(); }
 
 } // namespace
 

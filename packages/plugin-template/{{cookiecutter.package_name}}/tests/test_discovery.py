@@ -15,6 +15,10 @@ from {{ cookiecutter.module_name }}.native import SQUARE_OP
 {%- endif %}
 
 from kernels import BACKENDS, compile_square_add
+{%- if cookiecutter.variant == "native" %}
+
+pytestmark = pytest.mark.usefixtures("native_library")
+{%- endif %}
 
 #: Where the plugin's effect shows, and how.
 {%- if cookiecutter.variant == "python" %}

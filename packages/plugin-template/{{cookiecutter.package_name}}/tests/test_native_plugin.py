@@ -11,6 +11,8 @@ from {{ cookiecutter.module_name }}.plugin import TAG_VALUE, make_pipeline
 
 from kernels import ASSEMBLY, BACKENDS, compile_square_add
 
+pytestmark = pytest.mark.usefixtures("native_library")
+
 
 def test_library_passes_tritonx_checks():
     import triton
