@@ -14,11 +14,12 @@ Usage:
 Tests choose targets through `selected_targets()`: `TRITONX_TARGETS` (comma-separated target or backend
 names, set by `run --backend`) narrows the list; unset means every target.
 
-Import it from a test without making ci/ a package:
+Import it from a test without making ci/ a package (no `from __future__ import annotations` here, so the
+dataclasses load without the module being in sys.modules first):
     spec = importlib.util.spec_from_file_location("tritonx_ci_matrix", ROOT / "ci" / "matrix.py")
+    matrix = importlib.util.module_from_spec(spec); spec.loader.exec_module(matrix)
+    TARGETS = matrix.selected_targets()   # list[Target]; GPUTarget(*t.gpu_target_args()) for GPU targets
 """
-
-from __future__ import annotations
 
 import argparse
 import json

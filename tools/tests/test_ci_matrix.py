@@ -148,3 +148,13 @@ def test_cli_list_targets_dry_run_and_errors(matrix_mod, capsys, monkeypatch):
     assert "TRITONX_TARGETS=interpreter" in capsys.readouterr().out
     assert matrix_mod.main(["run", "--triton", "3.7.1", "--target", "cuda:75", "--dry-run"]) == 2
     assert "unknown target 'cuda:75'" in capsys.readouterr().err
+
+
+def test_loads_by_path_without_registering_the_module():
+    """How the lead's conftest loads it: exec_module alone, no sys.modules entry (dataclasses need none)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("matrix_by_path", ROOT / "ci" / "matrix.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert [t.name for t in module.selected_targets(environ={"TRITONX_TARGETS": "cuda:90"})] == ["cuda:90"]
