@@ -32,7 +32,8 @@ try:
 except Exception as _exc:  # any failure there must leave the other commands usable
     NEW_UNAVAILABLE = f"{type(_exc).__name__}: {_exc}"
 
-    @app.command("new", help="Scaffold a plugin package (unavailable in this install).")
+    @app.command("new", help="Scaffold a plugin package (unavailable in this install).",
+                 context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def new_unavailable() -> None:
         typer.echo(f"tritonx new: error: scaffolding is unavailable: {NEW_UNAVAILABLE}", err=True)
         raise typer.Exit(1)
