@@ -143,7 +143,8 @@ def _run_diff(build: Any, names: list[str], stage: str | None, head: dict[str, A
         _pick_stage(stock, stage)
         if not is_text(stock[stage]):
             raise UserError(f"stage {stage!r} is binary; --diff compares text stages")
-    stages = [stage] if stage else [s for s in stock if is_text(stock[s]) and s in edited]
+    # "source" is the kernel's Python text: identical on both sides, never worth a line
+    stages = [stage] if stage else [s for s in stock if s != "source" and is_text(stock[s]) and s in edited]
     diffs = {s: stage_diff(s, stock[s], edited[s]) for s in stages}
     if as_json:
         emit_json({**head, "stages": {s: {"changed": bool(d), "diff": d} for s, d in diffs.items()}})
