@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from native_fixtures import (
     ABORT_IN_CONSTRUCTOR_C,
@@ -12,6 +14,7 @@ from native_fixtures import (
     build_info_plugin,
     build_library,
     bundled_plugins_of_other_versions,
+    compiler,
     installed_supports_natives,
     installed_triton,
     other_machine_copy,
@@ -69,6 +72,14 @@ def test_truncated_copy_of_a_real_plugin(tmp_path):
 def test_library_for_another_machine(tmp_path):
     error = refused(other_machine_copy(tmp_path), "elf", contains="rebuild the plugin for this machine")
     assert "built for AARCH64" in str(error) or "built for X86_64" in str(error)
+
+
+def test_object_file_is_not_a_library(tmp_path):
+    source = tmp_path / "plugin.c"
+    source.write_text(NO_ENTRY_C)
+    obj = tmp_path / "plugin.o"
+    subprocess.run([compiler(), "-c", "-fPIC", "-o", str(obj), str(source)], check=True)
+    refused(obj, "elf", contains="is an object file (link it with -shared), not a shared library (ET_DYN)")
 
 
 def test_library_without_entry_point(tmp_path):

@@ -100,8 +100,7 @@ def _check_elf(image_path: str) -> ElfImage:
             "elf", f"not a valid ELF shared library: {exc}; a native plugin is a .so built with -shared"
         ) from exc
     except OSError as exc:
-        image_error = f"cannot read the file: {exc}"
-        raise _Refused("elf", image_error) from exc
+        raise _Refused("elf", f"cannot read the file: {exc}") from exc
     host = host_header()
     if not image.header.same_machine(host):
         image.close()
