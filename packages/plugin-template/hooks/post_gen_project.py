@@ -1,11 +1,13 @@
-"""Finish the generated project: drop the other variant's files, write the CI version list.
+"""Finish the generated project: pick the variant's pyproject, drop the other variant's files, write
+the CI version list.
 
 Why pruning: one template serves both variants (python and native), so the shared files (README,
 plugin.py, tests) exist once; each variant's own files are listed here and the unused ones removed.
 Each variant has its own ``pyproject.<variant>.toml``, renamed to ``pyproject.toml`` here: a Jinja
-``pyproject.toml`` in the repository would be read (and rejected) by tools that look for one, ruff first. Why the version list: ci/matrix.py runs the Triton releases the plugin's range admits, and
-the range logic lives in pre_gen_project.py (loaded from the template directory, not duplicated).
-Runs inside the generated project directory, after rendering.
+``pyproject.toml`` in the repository would be read (and rejected) by tools that look for one, ruff
+first. Why the version list: ci/matrix.py runs the Triton releases the plugin's range admits, and the
+range logic lives in pre_gen_project.py (loaded from the template directory, not duplicated). Runs
+inside the generated project directory, after rendering.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("cookiecutter")
 
-from tritonx.cli import new as new_module  # noqa: E402
-from tritonx.cli.new import ScaffoldError, scaffold, template_dir  # noqa: E402
+from tritonx.cli import new as new_module
+from tritonx.cli.new import ScaffoldError, scaffold, template_dir
 
 PYTHON_ONLY = ["src/{m}/passes.py", "tests/test_python_pass.py"]
 NATIVE_ONLY = [
@@ -80,7 +80,8 @@ def test_native_variant(render):
     plugin_cpp = (project / "native" / "Plugin.cpp").read_text()
     for name in ("hello_nat_to_square", "hello_nat_from_square", "hello_nat_tag"):
         assert f'"{name}"' in plugin_cpp
-    assert 'extern "C" __attribute__((visibility("default"))) tritonx_abi::PluginInfo *tritonGetPluginInfo()' in plugin_cpp
+    entry = 'extern "C" __attribute__((visibility("default"))) tritonx_abi::PluginInfo *tritonGetPluginInfo()'
+    assert entry in plugin_cpp
     cmake = (project / "CMakeLists.txt").read_text()
     assert "-Wl,-z,defs" in cmake and "-fno-rtti" in cmake and "LIBRARY DESTINATION hello_native/lib" in cmake
     assert 'build-backend = "scikit_build_core.build"' in (project / "pyproject.toml").read_text()
