@@ -54,15 +54,15 @@ def make_tensor(data: np.ndarray, dtype: tl.dtype) -> tl.tensor:
     Scalars follow the interpreter's convention: a one-element array typed with the scalar dtype.
     """
     handle_cls = interpreter().TensorHandle
+    if np.ndim(data) == 0:  # (np.ascontiguousarray would silently make it 1-D)
+        return tl.tensor(handle_cls(np.asarray(data).reshape(1), dtype), dtype)
     data = np.ascontiguousarray(data)
-    if data.ndim == 0:
-        data = data.reshape(1)
-        return tl.tensor(handle_cls(data, dtype), dtype)
     return tl.tensor(handle_cls(data, dtype), tl.block_type(dtype, list(data.shape)))
 
 
 def scalar(value: int, dtype: tl.dtype = tl.int32) -> tl.tensor:
-    return make_tensor(np.array([value], dtype=np_dtype(dtype)), dtype)
+    """A scalar interpreter tensor (one-element array, scalar type), like ``tl.program_id`` returns."""
+    return make_tensor(np.array(value, dtype=np_dtype(dtype)), dtype)
 
 
 def to_int(value: Any, what: str) -> int:

@@ -292,6 +292,12 @@ class TaskBodyRewriter(ast.NodeTransformer):
 
     def __init__(self) -> None:
         self.counter = 0
+        self.kernel = "kernel"
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        if self.counter == 0 and self.kernel == "kernel":
+            self.kernel = node.name  # the outermost def is the kernel: name task bodies after it
+        return self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> ast.AST:
         self.generic_visit(node)
@@ -299,7 +305,7 @@ class TaskBodyRewriter(ast.NodeTransformer):
             return node
         n = self.counter
         self.counter += 1
-        ctx_name, fn_name = f"__utlx_task_ctx_{n}", f"__utlx_task_body_{n}"
+        ctx_name, fn_name = f"__utlx_task_ctx_{n}", f"{self.kernel}__async_task_{n}"
         finder = _AssignedNames()
         for stmt in node.body:
             finder.visit(stmt)
