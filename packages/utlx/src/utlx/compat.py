@@ -180,3 +180,27 @@ def software_pipeliner_adders() -> list[tuple[Any, str]]:
         if hasattr(passes.ttgpuir, name):
             out.append((passes.ttgpuir, name))
     return out
+
+
+def descriptor_load(_semantic: Any, desc: Any, offsets: list) -> Any:
+    """``tt.descriptor_load`` through the semantic (3.9 takes a cache-policy object instead of two strings)."""
+    if version_at_least(3, 9):
+        from triton.language.core import _CachePolicy
+
+        return _semantic.descriptor_load(desc, offsets, _CachePolicy())
+    return _semantic.descriptor_load(desc, offsets, "", "")
+
+
+def create_tma_store_wait(builder: Any, pendings: int) -> None:
+    """``ttng.async_tma_store_wait``; 3.8 added ``read_only`` (True = wait for the smem reads only, as 3.6)."""
+    if version_at_least(3, 8):
+        builder.create_async_tma_store_wait(pendings, True)
+    else:
+        builder.create_async_tma_store_wait(pendings)
+
+
+def add_descriptor_encoding_pass(pm: Any) -> None:
+    """Add NVIDIA's ``optimize-descriptor-encoding`` (gives tensor descriptors their shared layout)."""
+    from triton._C.libtriton import nvidia
+
+    nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)

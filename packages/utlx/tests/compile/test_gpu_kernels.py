@@ -80,3 +80,18 @@ def test_utlx_matmul(shape):
     torch.cuda.synchronize()
     assert c.shape == (M, N) and c.dtype == torch.float16
     _check(c, a, b)
+
+
+@pytest.mark.parametrize("config", range(2))
+@pytest.mark.parametrize("shape", SHAPES)
+def test_hopper_tma_persistent(shape, config):
+    if not _is_hopper():
+        pytest.skip("TMA + wgmma kernel needs sm_90")
+    from utlx.kernels import hopper_tma_persistent
+
+    M, N, K = shape
+    a, b = _inputs(M, N, K, seed=3 + K)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    hopper_tma_persistent.launch(a, b, c, config=config)
+    torch.cuda.synchronize()
+    _check(c, a, b)

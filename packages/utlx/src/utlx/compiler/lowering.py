@@ -38,6 +38,7 @@ class Lowering:
     stash: dict[int, Any] = field(default_factory=dict)  # stash uid -> tensor value
     roles: dict[int, str] = field(default_factory=dict)  # alloc uid -> "mma" / "dot" / "tma" / ""
     wait_counts: list[int] = field(default_factory=list)  # async_wait_group counts, in program order
+    desc_loads: dict[int, Any] | None = None  # tt.descriptor_load result id -> op (TMA anchors)
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -64,6 +65,14 @@ def lower_module(module: Any, arch: str | None = None) -> int:
         return 0
     from triton._C.libtriton import ir, passes
 
+    if any(ph.name in ("async_descriptor_load", "async_descriptor_store") for ph in found):
+        # TMA ops verify that descriptor and buffer layouts match, and descriptors get their layout
+        # from Triton's optimize-descriptor-encoding pass (normally run later): run it now, while
+        # the frontend's anchor loads still show how each descriptor is used.
+        pm = ir.pass_manager(module.context)
+        compat.add_descriptor_encoding_pass(pm)
+        compat.run_passes(pm, module, "utlx-descriptor-encoding")
+        found = placeholder.collect(module)
     gb = compat.make_gluon_builder(module.context, arch)
     low = Lowering(module=module, builder=gb)
     low.roles = layouts.infer_alloc_roles(found)
@@ -260,6 +269,78 @@ def _lower_fence(low: Lowering, ph: Placeholder) -> None:
     low.builder.create_fence_async_shared(False)
 
 
+# ---------------------------------------------------------------- mbarriers
+
+
+def _lower_alloc_barriers(low: Lowering, ph: Placeholder) -> None:
+    from triton.experimental.gluon import language as ttgl
+
+    gb = low.builder
+    n = int(ph.attrs["num"])
+    layout = ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+    full = [n, 1]
+    bars = compat.create_local_alloc(gb, layouts.memdesc_type(tl.int64, full, layout, full).to_ir(gb))
+    one_ty = layouts.memdesc_type(tl.int64, [1], layout, [1]).to_ir(gb)
+    for i in range(n):
+        gb.create_mbarrier_init(gb.create_memdesc_index(one_ty, bars, gb.get_int32(i)), int(ph.attrs["count"]))
+    # Make the initialised barriers visible to the async proxy (TMA completes transactions on them).
+    gb.create_fence_async_shared(False)
+    low.real[ph.result.id()] = bars
+    low.facts[ph.result.id()] = {"dtype": tl.int64, "shape": [1], "layout": layout, "alloc": full,
+                                 "kind": "barriers"}
+
+
+def _lower_expect(low: Lowering, ph: Placeholder) -> None:
+    bar = low.handle(ph, 0, "barrier")
+    compat.create_mbarrier_expect(low.builder, bar, int(ph.attrs["size"]), ph.handles[1])
+
+
+def _lower_barrier_wait(low: Lowering, ph: Placeholder) -> None:
+    bar = low.handle(ph, 0, "barrier")
+    low.builder.create_mbarrier_wait(bar, ph.handles[1], ph.handles[2], [])
+
+
+def _lower_barrier_arrive(low: Lowering, ph: Placeholder) -> None:
+    bar = low.handle(ph, 0, "barrier")
+    compat.create_mbarrier_arrive(low.builder, bar, int(ph.attrs["count"]), ph.handles[1])
+
+
+# ---------------------------------------------------------------- TMA
+
+
+def _anchor(low: Lowering, ph: Placeholder) -> tuple[Any, list[Any]]:
+    """Descriptor and coordinates of the ``tt.descriptor_load`` the frontend made for this op."""
+    if low.desc_loads is None:
+        low.desc_loads = {}
+
+        def visit(op: Any) -> None:
+            if op.get_name() == "tt.descriptor_load":
+                low.desc_loads[op.get_result(0).id()] = op
+
+        low.module.walk(visit)
+    op = low.desc_loads.get(ph.tensors[0].id())
+    if op is None:
+        raise UtlxCompileError(ph.name, f"lost track of its tensor descriptor ({ph.describe()})")
+    return op.get_operand(0), [op.get_operand(i) for i in range(1, op.get_num_operands())]
+
+
+def _lower_tma_load(low: Lowering, ph: Placeholder) -> None:
+    dst = low.handle(ph, 0, "destination buffer")
+    bar = low.handle(ph, 1, "barrier")
+    desc, coords = _anchor(low, ph)
+    compat.create_tma_load(low.builder, desc, coords, bar, dst, ph.handles[2])
+
+
+def _lower_tma_store(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "source buffer")
+    desc, coords = _anchor(low, ph)
+    compat.create_tma_store(low.builder, desc, coords, src)
+
+
+def _lower_tma_store_wait(low: Lowering, ph: Placeholder) -> None:
+    compat.create_tma_store_wait(low.builder, int(ph.attrs["n"]))
+
+
 LOWERINGS = {
     "local_alloc": _lower_local_alloc,
     "local_view": _lower_local_view,
@@ -273,4 +354,11 @@ LOWERINGS = {
     "async_dot": _lower_async_dot,
     "async_dot_wait": _lower_async_dot_wait,
     "fence_async_shared": _lower_fence,
+    "alloc_barriers": _lower_alloc_barriers,
+    "barrier_expect_bytes": _lower_expect,
+    "barrier_wait": _lower_barrier_wait,
+    "barrier_arrive": _lower_barrier_arrive,
+    "async_descriptor_load": _lower_tma_load,
+    "async_descriptor_store": _lower_tma_store,
+    "async_descriptor_store_wait": _lower_tma_store_wait,
 }

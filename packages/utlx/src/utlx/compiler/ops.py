@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import triton.language as tl
+from triton.language import core as tlc
 
+from utlx import compat
 from utlx.language._dispatch import register_compiler_impl
 
 from . import placeholder, values
@@ -413,3 +415,129 @@ def fence_async_shared(_semantic: Any) -> None:
     op = "fence_async_shared"
     _nvidia_only(op, from_semantic(_semantic))
     placeholder.emit(_semantic, op, {})
+
+
+# ---------------------------------------------------------------- mbarriers
+
+
+@register_compiler_impl("alloc_barriers")
+def alloc_barriers(_semantic: Any, num_barriers: Any, arrive_count: Any = 1) -> values.Barriers:
+    """``num_barriers`` initialised mbarriers in shared memory, each expecting ``arrive_count`` arrivals."""
+    op = "alloc_barriers"
+    _nvidia_only(op, from_semantic(_semantic))
+    n = _c(num_barriers)
+    count = _c(arrive_count)
+    if not isinstance(n, int) or n < 1:
+        raise UtlxCompileError(op, f"'num_barriers' must be a compile-time int >= 1, got {n!r}")
+    if not isinstance(count, int) or count < 1:
+        raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
+    h = placeholder.emit(_semantic, op, {"num": n, "count": count})
+    return values.make("barriers", h, shape=(1,), dtype=tl.int64, num=n)
+
+
+def _barrier(op: str, bar: Any) -> values.BarrierView:
+    return _expect(op, bar, values.BarrierView, "bar")
+
+
+@register_compiler_impl("barrier_expect_bytes")
+def barrier_expect_bytes(_semantic: Any, bar: Any, size: Any, pred: Any = None) -> None:
+    """Tell ``bar`` to expect ``size`` bytes of TMA traffic before its phase completes."""
+    op = "barrier_expect_bytes"
+    _nvidia_only(op, from_semantic(_semantic))
+    b = _barrier(op, bar)
+    nbytes = _c(size)
+    if not isinstance(nbytes, int) or nbytes <= 0:
+        raise UtlxCompileError(op, f"'size' must be a positive compile-time int, got {nbytes!r}")
+    placeholder.emit(_semantic, op, {"size": nbytes}, handles=[b.handle, _i1(_semantic, pred, op, "pred")])
+
+
+@register_compiler_impl("barrier_wait")
+def barrier_wait(_semantic: Any, bar: Any, phase: Any, pred: Any = None) -> None:
+    """Wait until ``bar`` completes phase ``phase`` (0 or 1)."""
+    op = "barrier_wait"
+    _nvidia_only(op, from_semantic(_semantic))
+    b = _barrier(op, bar)
+    ph = _c(phase)
+    if isinstance(ph, int) and ph not in (0, 1):
+        raise UtlxCompileError(op, f"'phase' must be 0 or 1, got {ph}")
+    placeholder.emit(_semantic, op, {}, handles=[b.handle, _i32(_semantic, phase, op, "phase"),
+                                                 _i1(_semantic, pred, op, "pred")])
+
+
+@register_compiler_impl("barrier_arrive")
+def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_rank: Any = None) -> None:
+    """Arrive ``arrive_count`` times on ``bar``."""
+    op = "barrier_arrive"
+    _nvidia_only(op, from_semantic(_semantic))
+    b = _barrier(op, bar)
+    if _c(remote_cta_rank) is not None:
+        raise UtlxCompileError(op, "remote_cta_rank (cluster arrivals) is not supported by utlx")
+    count = _c(arrive_count)
+    if not isinstance(count, int) or count < 1:
+        raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
+    placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _semantic.builder.get_int1(True)])
+
+
+# ---------------------------------------------------------------- TMA
+
+
+def _desc_anchor(_semantic: Any, op: str, desc: Any, offsets: Any, shape: tuple[int, ...]) -> tl.tensor:
+    """A ``tt.descriptor_load`` of ``desc`` at ``offsets``: carries descriptor and coordinates to the lowering.
+
+    Why: a tensor descriptor cannot be an operand of the placeholder op; the lowering reads descriptor and
+    coordinates back from this load, and the load dies with the placeholder (it is never executed).
+    """
+    if not isinstance(desc, tlc.tensor_descriptor_base):
+        raise UtlxCompileError(op, f"'desc' must be a tensor descriptor, got {type(desc).__name__}")
+    block = list(desc.block_shape)
+    if [int(_c(x)) for x in block] != list(shape):
+        raise UtlxCompileError(op, f"shape mismatch: descriptor block {block} vs buffer {list(shape)}")
+    offs = _c(offsets)
+    offs = list(offs) if isinstance(offs, (list, tuple)) else [offs]
+    if len(offs) != len(block):
+        raise UtlxCompileError(op, f"'offsets' needs {len(block)} coordinates, got {len(offs)}")
+    return compat.descriptor_load(_semantic, desc, offs)
+
+
+@register_compiler_impl("async_descriptor_load")
+def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, barrier: Any, pred: Any = None,
+                          cache_modifier: Any = "", eviction_policy: Any = "", multicast_targets: Any = None,
+                          two_ctas: Any = False) -> None:
+    """TMA copy of the block at ``offsets`` into buffer ``result``; completion is counted on ``barrier``."""
+    op = "async_descriptor_load"
+    target = from_semantic(_semantic)
+    _nvidia_only(op, target, hopper=True)
+    view = _expect(op, result, values.SharedView, "result")
+    bar = _barrier(op, barrier)
+    if _c(multicast_targets) or _c(two_ctas):
+        raise UtlxCompileError(op, "multicast / two_ctas TMA is not supported by utlx", target=target.name)
+    if desc.dtype != view.dtype:
+        raise UtlxCompileError(op, f"dtype mismatch: descriptor {desc.dtype} vs buffer {view.dtype}")
+    anchor = _desc_anchor(_semantic, op, desc, offsets, view.shape)
+    placeholder.emit(_semantic, op, {}, handles=[view.handle, bar.handle, _i1(_semantic, pred, op, "pred")],
+                     tensors=[anchor])
+
+
+@register_compiler_impl("async_descriptor_store")
+def async_descriptor_store(_semantic: Any, desc: Any, source: Any, offsets: Any, eviction_policy: Any = "",
+                           store_reduce: Any = "") -> None:
+    """TMA copy of buffer ``source`` to the block at ``offsets`` (wait with async_descriptor_store_wait)."""
+    op = "async_descriptor_store"
+    target = from_semantic(_semantic)
+    _nvidia_only(op, target, hopper=True)
+    view = _expect(op, source, values.SharedView, "source")
+    if _c(store_reduce):
+        raise UtlxCompileError(op, "store_reduce is not supported by utlx", target=target.name)
+    anchor = _desc_anchor(_semantic, op, desc, offsets, view.shape)
+    placeholder.emit(_semantic, op, {}, handles=[view.handle], tensors=[anchor])
+
+
+@register_compiler_impl("async_descriptor_store_wait")
+def async_descriptor_store_wait(_semantic: Any, pendings: Any) -> None:
+    """Wait until at most ``pendings`` TMA stores still read shared memory."""
+    op = "async_descriptor_store_wait"
+    _nvidia_only(op, from_semantic(_semantic), hopper=True)
+    n = _c(pendings)
+    if not isinstance(n, int) or n < 0:
+        raise UtlxCompileError(op, f"'pendings' must be a compile-time int >= 0, got {n!r}")
+    placeholder.emit(_semantic, op, {"n": n})
