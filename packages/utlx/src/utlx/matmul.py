@@ -14,7 +14,7 @@ from typing import Any
 
 import triton
 
-from utlx.kernels import amd_pipelined, hopper_pipelined
+from utlx.kernels import amd_pipelined, hopper_pipelined, hopper_tma_persistent
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,9 @@ class Candidate:
     num_warps: int
 
     def launch(self, a: Any, b: Any, c: Any) -> None:
+        if self.name == "tma_persistent":
+            hopper_tma_persistent.launch(a, b, c, config=(dict(self.constexprs), self.num_warps))
+            return
         M, K = a.shape
         N = b.shape[1]
         const = dict(self.constexprs)
@@ -42,6 +45,9 @@ _LOCK = threading.Lock()
 def _candidates(device_kind: str, aligned: bool) -> list[Candidate]:
     out = []
     if device_kind == "hopper" and aligned:
+        for const, nw in hopper_tma_persistent.CONFIGS:
+            out.append(Candidate("tma_persistent", hopper_tma_persistent.matmul_kernel_tma_persistent,
+                                 tuple(sorted(const.items())), nw))
         for const, nw in hopper_pipelined.CONFIGS:
             out.append(Candidate("hopper_pipelined", hopper_pipelined.matmul_kernel_pipelined_hopper,
                                  tuple(sorted(const.items())), nw))
@@ -103,6 +109,9 @@ def matmul(a: Any, b: Any) -> Any:
     """``a @ b`` for 2-D fp16/bf16 CUDA/ROCm tensors with fp32 accumulation; returns a new tensor."""
     import torch
 
+    from utlx.plugin import ensure_active
+
+    ensure_active()  # TLX kernels need the utlx lowering in Triton's pipeline
     if a.ndim != 2 or b.ndim != 2:
         raise ValueError(f"utlx.matmul: expected 2-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:
