@@ -202,3 +202,24 @@ def test_bf16_operands_are_converted_exactly():
     c = torch.zeros(16, 16)
     dot_kernel[(1,)](a, b, c, N=16)
     np.testing.assert_allclose(c.numpy(), (a.float() @ b.float()).numpy(), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def _named_barrier_handoff(out_ptr):
+    with utlx.async_tasks():
+        with utlx.async_task("default"):
+            tl.store(out_ptr + 2, 1)
+        with utlx.async_task(num_warps=4, replicate=2):
+            rid = utlx.async_task_replica_id()
+            if rid == 0:
+                utlx.named_barrier_wait(3, 256)  # both warp groups (2 x 128 threads)
+                tl.store(out_ptr + 1, tl.load(out_ptr) + 1)
+            else:
+                tl.store(out_ptr, 41)
+                utlx.named_barrier_arrive(3, 256)
+
+
+def test_named_barrier_orders_warp_groups():
+    out = torch.zeros(3, dtype=torch.int32)
+    _named_barrier_handoff[(1,)](out)
+    assert out.tolist() == [41, 42, 1]  # replica 0 ran first but waited for replica 1's store

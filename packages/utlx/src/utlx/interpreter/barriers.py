@@ -66,6 +66,34 @@ class Barrier:
         return f"<utlx mbarrier {self.name}: {self.describe()}>"
 
 
+class NamedBarrier:
+    """A hardware named barrier (``bar.sync``/``bar.arrive``): completes when ``count`` threads arrived,
+    then resets; waiters wait for the generation they arrived in to complete."""
+
+    def __init__(self, bar_id: int) -> None:
+        self.bar_id = bar_id
+        self.arrived = 0
+        self.expected: int | None = None
+        self.generation = 0
+
+    def arrive(self, threads: int, count: int, op: str, loc: SourceLocation | None) -> None:
+        if self.expected is not None and self.arrived and count != self.expected:
+            raise UtlxHazardError(f"{op}: named barrier {self.bar_id} used with {count} threads while {self.expected} "
+                                  f"are expected in this generation{where(loc)}")
+        self.expected = count
+        self.arrived += threads
+        if self.arrived > count:
+            raise UtlxHazardError(f"{op}: named barrier {self.bar_id} got {self.arrived} thread arrivals but expects "
+                                  f"{count}{where(loc)}")
+        if self.arrived == count:
+            self.arrived = 0
+            self.expected = None
+            self.generation += 1
+
+    def describe(self) -> str:
+        return f"{self.arrived} of {self.expected} threads arrived in generation {self.generation}"
+
+
 class BarrierArray:
     """What ``alloc_barriers`` returns: index it with ``local_view``."""
 

@@ -8,7 +8,7 @@ from triton.language import core as tl
 
 from utlx.interpreter import _compat
 from utlx.interpreter import state as _state
-from utlx.interpreter.barriers import BarrierArray
+from utlx.interpreter.barriers import BarrierArray, NamedBarrier
 from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.ops_mem import _barrier
 from utlx.interpreter.tasks import wait_until, yield_now
@@ -75,14 +75,48 @@ def barrier_wait(_semantic: Any, bar: Any, phase: Any, pred: Any) -> None:
     _state.current().barrier_observed(b)
 
 
+# Threads a task contributes to a named barrier: its warps x 32. The default task runs on the kernel's
+# warps, which the interpreter does not know: TLX kernels use 4 (one warp group).
+_DEFAULT_TASK_WARPS = 4
+
+
+def _task_threads() -> int:
+    task = _state.current_task_key()
+    warps = getattr(getattr(task, "spec", None), "num_warps", None) or _DEFAULT_TASK_WARPS
+    return int(warps) * 32
+
+
+def _named(bar: Any, arrive_count: Any, op: str) -> tuple[NamedBarrier, int]:
+    bar_id = _compat.to_int(bar, f"{op} bar")
+    count = _compat.to_int(arrive_count, f"{op} arrive_count")
+    if not 0 <= bar_id < 16:
+        raise UtlxInterpreterError(
+            f"{op}: named barrier id must be in [0, 16), got {bar_id}{where(kernel_location(1))}"
+        )
+    named = _state.current().named_barriers.setdefault(bar_id, NamedBarrier(bar_id))
+    return named, count
+
+
 @impl("named_barrier_wait")
 def named_barrier_wait(_semantic: Any, bar: Any, arrive_count: Any) -> None:
-    """Named barriers order warps for performance (ping-pong); tasks already run one at a time here."""
+    loc = kernel_location()
+    named, count = _named(bar, arrive_count, "named_barrier_wait")
+    generation = named.generation
+    named.arrive(_task_threads(), count, "named_barrier_wait", loc)
+    wait_until(
+        lambda: named.generation != generation,
+        lambda: f"named_barrier_wait on barrier {named.bar_id} for {count} threads{where(loc)} ({named.describe()})",
+        "named_barrier_wait",
+        loc,
+    )
 
 
 @impl("named_barrier_arrive")
 def named_barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any) -> None:
-    """See ``named_barrier_wait``."""
+    loc = kernel_location()
+    named, count = _named(bar, arrive_count, "named_barrier_arrive")
+    named.arrive(_task_threads(), count, "named_barrier_arrive", loc)
+    yield_now()
 
 
 @impl("cluster_barrier")

@@ -77,6 +77,7 @@ class ProgramState:
         self.tma_loads: list[InFlight] = []
         self.unfenced: list[InFlight] = []
         self.regions: list[object] = []  # open async_tasks regions (tasks.TaskRegion)
+        self.named_barriers: dict[int, object] = {}  # bar id -> barriers.NamedBarrier
 
     # -- queues ------------------------------------------------------------------------------------
     def task(self) -> TaskAsync:
