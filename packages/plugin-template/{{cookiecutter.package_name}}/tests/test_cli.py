@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from tritonx.cli.app import app
-from typer.testing import CliRunner
 
 from {{ cookiecutter.module_name }} import PLUGIN_NAME
 {%- if cookiecutter.variant == "python" %}
@@ -30,6 +28,10 @@ pytestmark = pytest.mark.usefixtures("native_library")
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_tritonx_pipeline_marks_the_edit(backend):
+    # typer comes with tritonx-core; only a bare PYTHONPATH setup can lack it.
+    CliRunner = pytest.importorskip("typer.testing").CliRunner
+    from tritonx.cli.app import app
+
     args = ["pipeline", "--target", TARGETS[backend], "--stage", STAGE, "--plugins", PLUGIN_NAME, "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
