@@ -37,7 +37,8 @@ def show_edits(target: str) -> None:
     import tritonx
 
     cap = tritonx.capture(target)
-    table = Table(title=f"{target}: stage passes edited by active plugins ({', '.join(p.name for p in tritonx.active())})")
+    active = ", ".join(p.name for p in tritonx.active())
+    table = Table(title=f"{target}: stage passes edited by active plugins ({active})")
     for col in ("stage", "#", "pass", "mark", "by"):
         table.add_column(col)
     for stage in cap:
@@ -62,7 +63,6 @@ def asm_stats(kernel, target: str) -> dict[str, int]:
 
 def main() -> int:
     import triton
-
     import tritonx
 
     t0 = time.time()

@@ -15,9 +15,32 @@ def fresh_cache(tmp_path, monkeypatch):
     cache = tmp_path / "triton-cache"
     cache.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    saved = _save_state()
+    activation.clear()  # core tests start from stock (other packages' plugins may be on in this worker)
     yield cache
-    activation.clear()
-    registry._reset_for_tests()
+    _restore_state(saved)
+
+
+def _save_state():
+    return (list(activation._order), dict(activation._counts), dict(activation._extra_keys),
+            dict(registry._registered), registry._discovered, dict(registry._enabled))
+
+
+def _restore_state(saved) -> None:
+    """Put back exactly the pipelines and plugins that were on before the test."""
+    order, counts, extra, registered, discovered, enabled = saved
+    with activation._lock:
+        activation._order[:] = order
+        activation._counts.clear()
+        activation._counts.update(counts)
+        activation._extra_keys.clear()
+        activation._extra_keys.update(extra)
+        activation._rebuild()
+    registry._registered.clear()
+    registry._registered.update(registered)
+    registry._discovered = discovered
+    registry._enabled.clear()
+    registry._enabled.update(enabled)
 
 
 @pytest.fixture
@@ -30,11 +53,6 @@ def stock_hook_slot():
     yield
     triton.knobs.runtime.add_stages_inspection_hook = saved_slot
     hook._foreign = saved_foreign
-
-
-def ptx_counts(kernel) -> dict[str, int]:
-    ptx = kernel.asm["ptx"]
-    return {"cp.async": ptx.count("cp.async.cg") + ptx.count("cp.async.ca"), "wgmma": ptx.count("wgmma.mma_async")}
 
 
 @pytest.fixture

@@ -6,13 +6,12 @@ import threading
 
 import pytest
 import triton
-from conftest import ptx_counts
-
 import tritonx
 from tritonx import compat
 from tritonx.engine.keys import pipeline_key
 from tritonx.integration import activation, hook
 from tritonx.integration.probe_kernels import PROBE_CONSTEXPRS, PROBE_SIGNATURE
+from tritonx_testutil import ptx_counts
 
 
 def _counting_pipeline(name: str, calls: list):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import ptx_counts
-
 import tritonx
 from tritonx.compat import libtriton
+from tritonx_testutil import ptx_counts
 
 
 def test_stock_probe_is_pipelined(compile_probe):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ptx_counts
-
 import tritonx
 from tritonx.errors import (
     PassFailedError,
@@ -15,6 +13,7 @@ from tritonx.errors import (
     PipelineFrozenError,
     UnknownPassError,
 )
+from tritonx_testutil import ptx_counts
 
 
 def test_unknown_pass_suggests_closest_names():
@@ -71,14 +70,14 @@ def test_wrong_argument_types():
 
 def test_named_pass_with_wrong_args_fails_at_compile(compile_probe):
     p = tritonx.Pipeline("badargs").insert_after("tritongpu-coalesce", "tritongpu-pipeline", args=["three"])
-    with tritonx.activate(p), pytest.raises(PipelineError, match="does not take args"):
+    with tritonx.activate(p), pytest.raises(PipelineError, match=r"does not take args"):
         compile_probe()
 
 
 def test_activating_something_that_is_not_a_pipeline():
-    with pytest.raises(PipelineError, match="takes tritonx.Pipeline objects, got str"):
+    with pytest.raises(PipelineError, match=r"takes tritonx\.Pipeline objects, got str"):
         tritonx.activate("my-pipeline")
-    with pytest.raises(PipelineError, match="@triton.jit kernels"):
+    with pytest.raises(PipelineError, match=r"@triton\.jit kernels"):
         tritonx.pipeline(tritonx.Pipeline("k"))(lambda: None)
 
 
@@ -93,7 +92,7 @@ def test_two_replacements_conflict_and_name_both():
 def test_replace_and_disable_conflict():
     a = tritonx.Pipeline("r").replace("tritongpu-pipeline", lambda m, c: None)
     b = tritonx.Pipeline("d").disable("tritongpu-pipeline")
-    with tritonx.activate(a, b), pytest.raises(PipelineConflictError, match="'r'.*'d'"):
+    with tritonx.activate(a, b), pytest.raises(PipelineConflictError, match=r"'r'.*'d'"):
         tritonx.capture("cuda:90")
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import triton
-
 import tritonx
 from tritonx.integration import hook
 

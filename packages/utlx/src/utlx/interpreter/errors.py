@@ -17,7 +17,11 @@ import triton
 
 _UTLX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TRITON_DIR = os.path.dirname(os.path.abspath(triton.__file__))
-_SKIP_PREFIXES = (_UTLX_DIR + os.sep, _TRITON_DIR + os.sep)
+# utlx's own machinery (not ``utlx/kernels``, which holds kernels whose lines we want to name) and Triton
+_SKIP_PREFIXES = (
+    *(os.path.join(_UTLX_DIR, sub) + os.sep for sub in ("language", "interpreter")),
+    _TRITON_DIR + os.sep,
+)
 _ASSIGN_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
 
 

@@ -1,0 +1,68 @@
+"""On a GPU: pipelines change what real launches run, results stay right, and the JIT's in-memory
+cache follows activation (a pipeline never reuses another's kernel; switching back is a hit)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.gpu
+if not torch.cuda.is_available():  # pragma: no cover - CPU machines
+    pytest.skip("needs an NVIDIA GPU", allow_module_level=True)
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+import tritonx  # noqa: E402
+
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k * BLOCK_K < K), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] + k * BLOCK_K < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    c_mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16), mask=c_mask)
+
+
+def _run(M=512, N=384, K=1000):
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    kernel = mm[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+    ref = a.float() @ b.float()
+    torch.testing.assert_close(c.float(), ref, atol=0.5, rtol=2e-2)
+    return kernel
+
+
+def test_pipelines_key_the_in_memory_cache_on_real_launches():
+    stock = _run()
+    p = tritonx.Pipeline("gpu-nopipe").disable("tritongpu-pipeline")
+    with tritonx.activate(p):
+        edited = _run()
+    back = _run()
+    with tritonx.activate(p):
+        edited_again = _run()
+    assert "cp.async" in stock.asm["ptx"]
+    assert "cp.async" not in edited.asm["ptx"]
+    assert back is stock  # switching back: in-memory hit
+    assert edited_again is edited
+
+
+def test_python_pass_runs_once_per_pipeline_on_launch():
+    calls = []
+    p = tritonx.Pipeline("gpu-count").insert_after("tritongpu-coalesce", lambda m, c: calls.append(c.target))
+    with tritonx.activate(p):
+        _run(M=256, N=256, K=256)
+        _run(M=256, N=256, K=256)
+    assert calls == ["cuda:90"]
