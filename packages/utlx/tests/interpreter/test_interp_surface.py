@@ -15,6 +15,8 @@ import triton.language as tl
 import utlx
 import utlx_interp_kernels as K
 from triton.language import core as tl_core
+from utlx import local_alloc as imported_local_alloc
+from utlx import local_view as imported_local_view
 from utlx.interpreter import UtlxInterpreterError, installed
 from utlx.language import _dispatch, registered_ops
 
@@ -223,3 +225,17 @@ def test_named_barrier_orders_warp_groups():
     out = torch.zeros(3, dtype=torch.int32)
     _named_barrier_handoff[(1,)](out)
     assert out.tolist() == [41, 42, 1]  # replica 0 ran first but waited for replica 1's store
+
+
+@triton.jit
+def _from_imported_ops(out_ptr):
+    buf = imported_local_view(imported_local_alloc((4,), tl.float32, 1), 0)
+    utlx.local_store(buf, tl.full((4,), 2.5, tl.float32))
+    tl.store(out_ptr + tl.arange(0, 4), utlx.local_load(buf))
+
+
+def test_ops_imported_by_name_work_and_are_restored():
+    out = torch.zeros(4)
+    _from_imported_ops[(1,)](out)
+    assert out.tolist() == [2.5] * 4
+    assert tl_core.is_builtin(globals()["imported_local_alloc"])
