@@ -249,14 +249,17 @@ def hatch_env_name(matrix: Matrix, version: str) -> str:
     return f"{matrix.smoke_env}.{matrix.check_version(version)}"
 
 
-def find_hatch() -> str:
-    """hatch on PATH, else beside this interpreter (a venv's bin/ that was not activated)."""
+def find_hatch() -> list[str]:
+    """The command that runs hatch: $HATCH, hatch on PATH, beside this interpreter, or `python -m hatch`."""
     found = os.environ.get("HATCH") or shutil.which("hatch")
     if found:
-        return found
+        return [found]
     beside = Path(sys.executable).parent / "hatch"
     if beside.exists():
-        return str(beside)
+        return [str(beside)]
+    for python in (sys.executable, shutil.which("python3")):
+        if python and subprocess.run([python, "-m", "hatch", "--version"], capture_output=True).returncode == 0:
+            return [python, "-m", "hatch"]
     raise MatrixError("hatch not found: put it on PATH, set HATCH=/path/to/hatch, or use --via venv")
 
 
@@ -291,7 +294,7 @@ def build_invocation(
         env[TARGETS_ENV] = ",".join(t.name for t in targets)
     if via == "hatch":
         name = hatch_env_name(matrix, version)
-        argv = (hatch or find_hatch(), "run", f"{name}:{matrix.smoke_script}", *extra)
+        argv = (*([hatch] if hatch else find_hatch()), "run", f"{name}:{matrix.smoke_script}", *extra)
         return Invocation(version, argv, env, name)
     if via == "venv":
         python = venv_python(matrix, version, venv_pattern)

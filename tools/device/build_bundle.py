@@ -224,7 +224,10 @@ def build(args: argparse.Namespace) -> Path:
         (top / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
         log(f"packing {out} (xz -{args.xz_level})")
-        pack(staging, name, out, args.xz_level)
+        packed = staging / out.name  # packed in scratch, moved in whole: .bundle/ never holds a partial file
+        pack(staging, name, packed, args.xz_level)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(packed, out)
 
     size = out.stat().st_size
     tree = travelling_size()
