@@ -1,9 +1,12 @@
 """utlx: TLX (Triton Language Extensions) on stock Triton. Use as ``import utlx as tlx``.
 
 Importing utlx exposes every TLX op, makes ``import triton.language.extra.tlx`` resolve to utlx when no
-real module of that name exists, and teaches Triton's CPU interpreter (``TRITON_INTERPRET=1``) the utlx
-ops. Compile-path implementations are registered by ``utlx.compiler`` (imported lazily on first use).
+real module of that name exists, teaches Triton's CPU interpreter (``TRITON_INTERPRET=1``) the utlx ops,
+and (when not interpreting) activates the compile-path lowering (``utlx.plugin.ensure_active``) so TLX
+kernels compile without further setup. ``utlx.matmul(a, b)`` runs the best packaged GEMM.
 """
+
+import os as _os
 
 from utlx.__about__ import __version__
 from utlx.language import *  # noqa: F403
@@ -21,6 +24,18 @@ def _install_interpreter_support() -> None:
     install()
 
 
-_install_interpreter_support()
+def _activate_compile_path() -> None:
+    """Interpreted kernels never compile, so the lowering is only activated when not interpreting."""
+    if _os.environ.get("TRITON_INTERPRET", "0") == "1":
+        return
+    from utlx.plugin import ensure_active
 
-__all__ = ["OPS", "__version__", *_language_all]
+    ensure_active()
+
+
+_install_interpreter_support()
+_activate_compile_path()
+
+from utlx.matmul import matmul  # noqa: E402  (after the ops: the packaged kernels use them)
+
+__all__ = ["OPS", "__version__", "matmul", *_language_all]
