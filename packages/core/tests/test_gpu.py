@@ -34,7 +34,7 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16), mask=c_mask)
 
 
-def _run(M=512, N=384, K=1000):
+def _run(M=512, N=384, K=1024):
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
