@@ -26,7 +26,7 @@ def build_pipeline() -> Any:
     import tritonx
 
     p = tritonx.Pipeline(NAME, description=DESCRIPTION, cache_key=lambda: LOWERING_VERSION)
-    p.insert_after("convert-triton-to-tritongpu", lowering_pass, stage="ttgir")
+    p.insert_after("convert-triton-to-tritongpu", lowering_pass, stage="ttgir", required=False)  # Gluon kernels skip it
     p.insert_after("tritongpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
     return p
 
