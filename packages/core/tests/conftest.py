@@ -15,20 +15,22 @@ def fresh_cache(tmp_path, monkeypatch):
     cache = tmp_path / "triton-cache"
     cache.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TRITONX_PLUGINS", "none")  # installed default-on plugins (utlx) stay off unless a test asks
     saved = _save_state()
     activation.clear()  # core tests start from stock (other packages' plugins may be on in this worker)
+    registry._enabled.clear()
     yield cache
     _restore_state(saved)
 
 
 def _save_state():
     return (list(activation._order), dict(activation._counts), dict(activation._extra_keys),
-            dict(registry._registered), registry._discovered, dict(registry._enabled))
+            dict(registry._registered), registry._discovered, dict(registry._enabled), dict(registry._broken))
 
 
 def _restore_state(saved) -> None:
     """Put back exactly the pipelines and plugins that were on before the test."""
-    order, counts, extra, registered, discovered, enabled = saved
+    order, counts, extra, registered, discovered, enabled, broken = saved
     with activation._lock:
         activation._order[:] = order
         activation._counts.clear()
@@ -41,6 +43,8 @@ def _restore_state(saved) -> None:
     registry._discovered = discovered
     registry._enabled.clear()
     registry._enabled.update(enabled)
+    registry._broken.clear()
+    registry._broken.update(broken)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ utlx's own stages hook (``utlx.compiler.stages``).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from utlx.__about__ import __version__
@@ -47,25 +48,37 @@ except ImportError:  # tritonx-core not installed: ensure_active() uses the stan
 _MODE: list[str] = []
 
 
+def disabled_by_environment() -> bool:
+    """``UTLX_DISABLE=1``, or a ``TRITONX_PLUGINS`` list that leaves utlx out, switches utlx off."""
+    if os.environ.get("UTLX_DISABLE", "").strip() not in ("", "0"):
+        return True
+    chosen = os.environ.get("TRITONX_PLUGINS")
+    if chosen is None or not chosen.strip() or chosen.strip().lower() == "all":
+        return False
+    return NAME not in [n.strip() for n in chosen.split(",")]
+
+
 def ensure_active() -> str:
-    """Make sure TLX kernels compile in this process; returns ``"tritonx"`` or ``"standalone"``.
+    """Make sure TLX kernels compile in this process; returns ``"tritonx"``, ``"standalone"`` or ``"disabled"``.
 
-    Idempotent. Called by ``import utlx`` so that ``triton.compile`` / ``kernel[grid]`` of a TLX kernel
-    works without further setup.
+    Called by ``import utlx`` so that ``triton.compile`` / ``kernel[grid]`` of a TLX kernel works without
+    further setup; cheap to call again (it re-enables the plugin if someone switched it off, unless the
+    environment disables utlx).
     """
-    if _MODE:
-        return _MODE[0]
-    mode = "standalone"
-    if plugin is not None:
-        import tritonx
+    if disabled_by_environment():
+        return "disabled"
+    if plugin is None:
+        if not _MODE:
+            install_standalone_hook()
+            _MODE.append("standalone")
+        return "standalone"
+    import tritonx
+    from tritonx.plugins import registry
 
+    if not registry.is_enabled(NAME):
         try:
             tritonx.get_plugin(NAME)
         except Exception:
             tritonx.register_plugin(plugin)
         tritonx.enable_plugins([NAME])
-        mode = "tritonx"
-    else:
-        install_standalone_hook()
-    _MODE.append(mode)
-    return mode
+    return "tritonx"

@@ -34,6 +34,8 @@ _counts: dict[int, int] = {}
 _order: list[Pipeline] = []
 _extra_keys: dict[str, Callable[[], str]] = {}
 state: Snapshot = EMPTY
+#: how many kernels ever had pipelines bound (0: the hook needs no stack walk to find the kernel)
+bound_kernels = 0
 
 
 def _check(p: Any) -> Pipeline:
@@ -170,9 +172,11 @@ def bind(kernel: Any, pipelines: Iterable[Pipeline]) -> Any:
     """Attach pipelines to one kernel: only that kernel compiles with them."""
     from .hook import ensure_installed
 
+    global bound_kernels
     ps = [_check(p) for p in pipelines]
     fn = _jit_function(kernel)
     ensure_installed()
+    bound_kernels += 1
     for p in ps:
         p.freeze(f"bound to kernel {getattr(fn, '__name__', fn)!r}")
     bound = tuple(getattr(fn, KERNEL_ATTR, ())) + tuple(ps)

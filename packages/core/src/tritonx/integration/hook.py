@@ -56,11 +56,12 @@ def tritonx_stages_hook(*args: Any) -> Any:
             _local.busy = False
     sink: CaptureSink | None = getattr(_local, "sink", None)
     pipelines = activation.state.pipelines
-    src = compat.current_compile_source()
-    fn = compat.source_kernel(src)
-    pipelines = pipelines + activation.kernel_pipelines(fn)
-    if not pipelines and sink is None:
-        return None
+    src = None
+    if activation.bound_kernels or pipelines or sink is not None:  # else no stack walk: stock compiles stay cheap
+        src = compat.current_compile_source()
+        pipelines = pipelines + activation.kernel_pipelines(compat.source_kernel(src))
+    if sink is None and not any(p.edits for p in pipelines):
+        return None  # nothing to change: the stages stay Triton's own objects
     session = CompileSession(backend=backend, options=options, language=language, capability=capability,
                              pipelines=pipelines, kernel=getattr(src, "name", None), sink=sink)
     session.install(stages)

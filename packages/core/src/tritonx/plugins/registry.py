@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from importlib import metadata
 from typing import Any
 
@@ -21,7 +22,14 @@ ENTRY_POINT_GROUP = "tritonx.plugins"
 ENV_VAR = "TRITONX_PLUGINS"
 
 _lock = threading.RLock()
+
+
+class PluginWarning(UserWarning):
+    """An installed plugin could not be loaded and was skipped."""
+
 _registered: dict[str, Plugin] = {}
+#: entry points that failed to load: name -> the error (one broken plugin must not hide the others)
+_broken: dict[str, PluginError] = {}
 _discovered = False
 _enabled: dict[str, activation.Activation] = {}
 
@@ -72,7 +80,11 @@ def discover(*, force: bool = False) -> dict[str, Plugin]:
         if _discovered and not force:
             return dict(_registered)
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            plugin = _load_entry_point(ep)
+            try:
+                plugin = _load_entry_point(ep)
+            except PluginError as exc:
+                _broken[ep.name] = exc
+                continue
             existing = _registered.get(plugin.name)
             if existing is not None and existing is not plugin and existing.distribution != plugin.distribution:
                 raise PluginError(
@@ -84,6 +96,12 @@ def discover(*, force: bool = False) -> dict[str, Plugin]:
         return dict(_registered)
 
 
+def broken_plugins() -> dict[str, PluginError]:
+    """Installed entry points that failed to load, with the error naming their distribution."""
+    discover()
+    return dict(_broken)
+
+
 def list_plugins() -> list[Plugin]:
     """Every known plugin (installed and registered), by name."""
     return [p for _, p in sorted(discover().items())]
@@ -91,6 +109,8 @@ def list_plugins() -> list[Plugin]:
 
 def get_plugin(name: str) -> Plugin:
     plugins = discover()
+    if name in _broken and name not in plugins:
+        raise _broken[name]
     if name not in plugins:
         known = ", ".join(sorted(plugins)) or "none installed"
         raise PluginError(f"unknown plugin {name!r} (known: {known})")
@@ -105,6 +125,9 @@ def enable_plugins(names: list[str] | str) -> list[Plugin]:
     """Enable plugins by name (``"all"`` for every one): their pipelines become globally active."""
     plugins = discover()
     wanted = sorted(plugins) if names in ("all", ["all"]) else ([names] if isinstance(names, str) else list(names))
+    for n in wanted:
+        if n not in plugins and n in _broken:
+            raise _broken[n]
     unknown = [n for n in wanted if n not in plugins]
     if unknown:
         known = ", ".join(sorted(plugins)) or "none installed"
@@ -155,6 +178,8 @@ def apply_environment(value: str | None = None) -> list[Plugin]:
         return []
     if value is None or not value.strip():
         names = [p.name for p in list_plugins() if p.default_enabled]
+        for name, err in broken_plugins().items():  # not named by the user: say so, carry on
+            warnings.warn(f"tritonx plugin {name!r} skipped: {err}", PluginWarning, stacklevel=2)
     elif value.strip().lower() == "all":
         names = [p.name for p in list_plugins()]
     else:
@@ -169,4 +194,5 @@ def _reset_for_tests() -> None:
             act.deactivate()
         _enabled.clear()
         _registered.clear()
+        _broken.clear()
         _discovered = False

@@ -1,0 +1,128 @@
+"""Plugins: entry-point discovery, enabling by name or TRITONX_PLUGINS, and clear errors."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import tritonx
+from tritonx.errors import PluginError
+from tritonx.integration import activation
+from tritonx.plugins import registry
+
+
+class FakeEntryPoint:
+    """What importlib.metadata gives for one ``tritonx.plugins`` entry point."""
+
+    def __init__(self, name, target, dist="tritonx-fake-dist"):
+        self.name, self.value, self._target = name, f"fake_mod:{name}", target
+        self.dist = types.SimpleNamespace(name=dist)
+
+    def load(self):
+        if isinstance(self._target, Exception):
+            raise self._target
+        return self._target
+
+
+@pytest.fixture
+def installed(monkeypatch):
+    """Pretend these entry points are installed (and forget real ones)."""
+
+    def install(*eps):
+        monkeypatch.setattr(registry.metadata, "entry_points", lambda group: list(eps))
+        registry._registered.clear()
+        registry._broken.clear()
+        registry._enabled.clear()
+        registry._discovered = False
+
+    return install
+
+
+def _plugin(name, **kw):
+    return tritonx.Plugin(name, version="1.0", pipelines=[tritonx.Pipeline(name).disable("tritongpu-pipeline")], **kw)
+
+
+def test_discovery_is_lazy_and_names_the_distribution(installed):
+    good = _plugin("good")
+    installed(FakeEntryPoint("good", good), FakeEntryPoint("factory", lambda: _plugin("factory")))
+    assert not registry._discovered
+    names = [p.name for p in tritonx.list_plugins()]
+    assert names == ["factory", "good"]
+    assert tritonx.get_plugin("good").distribution == "tritonx-fake-dist"
+
+
+def test_enable_activates_the_plugins_pipelines(installed):
+    plugin = _plugin("on-off")
+    installed(FakeEntryPoint("on-off", plugin))
+    tritonx.enable_plugins(["on-off"])
+    assert plugin.pipelines[0] in activation.active()
+    assert registry.is_enabled("on-off")
+    tritonx.disable_plugins(["on-off"])
+    assert plugin.pipelines[0] not in activation.active()
+
+
+def test_environment_variable(installed, monkeypatch):
+    installed(FakeEntryPoint("a", _plugin("a")), FakeEntryPoint("b", _plugin("b", default_enabled=True)),
+              FakeEntryPoint("c", _plugin("c")))
+    assert [p.name for p in tritonx.apply_environment("")] == ["b"]  # unset/empty: defaults
+    tritonx.disable_plugins("all")
+    assert [p.name for p in tritonx.apply_environment("a, c")] == ["a", "c"]
+    tritonx.disable_plugins("all")
+    assert tritonx.apply_environment("none") == []
+    assert sorted(p.name for p in tritonx.apply_environment("all")) == ["a", "b", "c"]
+    tritonx.disable_plugins("all")
+    monkeypatch.setenv("TRITONX_PLUGINS", "c")
+    assert [p.name for p in tritonx.apply_environment()] == ["c"]
+
+
+def test_unknown_names_are_listed(installed):
+    installed(FakeEntryPoint("real", _plugin("real")))
+    with pytest.raises(PluginError, match=r"unknown plugin\(s\) 'nope'.*known: real"):
+        tritonx.enable_plugins(["nope"])
+    with pytest.raises(PluginError, match="unknown plugin 'nope'"):
+        tritonx.get_plugin("nope")
+
+
+def test_broken_entry_point_is_reported_and_does_not_hide_others(installed):
+    installed(FakeEntryPoint("broken", ImportError("No module named 'missing_dep'"), dist="tritonx-broken"),
+              FakeEntryPoint("fine", _plugin("fine", default_enabled=True)))
+    assert [p.name for p in tritonx.list_plugins()] == ["fine"]
+    errs = registry.broken_plugins()
+    assert "tritonx-broken" in str(errs["broken"]) and "missing_dep" in str(errs["broken"])
+    with pytest.raises(PluginError, match="distribution 'tritonx-broken' failed to import"):
+        tritonx.enable_plugins(["broken"])
+    with pytest.warns(registry.PluginWarning, match="'broken' skipped"):
+        assert [p.name for p in tritonx.apply_environment("")] == ["fine"]
+
+
+def test_entry_point_of_the_wrong_type(installed):
+    installed(FakeEntryPoint("odd", 42, dist="tritonx-odd"))
+    with pytest.raises(PluginError, match=r"tritonx-odd.*not a tritonx.Plugin"):
+        tritonx.enable_plugins(["odd"])
+
+
+def test_duplicate_names(installed):
+    installed(FakeEntryPoint("dup", _plugin("dup"), dist="one"), FakeEntryPoint("dup2", _plugin("dup"), dist="two"))
+    with pytest.raises(PluginError, match=r"duplicate plugin name 'dup'.*'one'.*'two'"):
+        tritonx.list_plugins()
+
+
+def test_register_plugin_from_code(installed):
+    installed()
+    p = tritonx.register_plugin(_plugin("coded"))
+    assert tritonx.get_plugin("coded") is p
+    with pytest.raises(PluginError, match="duplicate plugin name 'coded'"):
+        tritonx.register_plugin(_plugin("coded"))
+    with pytest.raises(PluginError, match=r"takes a tritonx\.Plugin"):
+        tritonx.register_plugin("coded")
+
+
+def test_plugin_cache_key_enters_the_global_key(installed):
+    state = {"v": "1"}
+    installed(FakeEntryPoint("keyed", tritonx.Plugin("keyed", cache_key=lambda: state["v"])))
+    before = activation.state.pair
+    tritonx.enable_plugins(["keyed"])
+    first = activation.state.pair
+    state["v"] = "2"
+    activation.refresh()
+    assert before != first != activation.state.pair
