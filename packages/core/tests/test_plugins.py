@@ -126,3 +126,13 @@ def test_plugin_cache_key_enters_the_global_key(installed):
     state["v"] = "2"
     activation.refresh()
     assert before != first != activation.state.pair
+
+
+def test_cli_lists_broken_plugins(installed):
+    from tritonx.cli.app import app
+    from typer.testing import CliRunner
+
+    installed(FakeEntryPoint("broken", ImportError("no module named 'gone'"), dist="tritonx-broken"))
+    result = CliRunner().invoke(app, ["plugins", "--json"])
+    assert result.exit_code == 0
+    assert "tritonx-broken" in result.stdout and "gone" in result.stdout

@@ -66,9 +66,12 @@ def register(app: typer.Typer) -> None:
         from ..plugins import registry
 
         infos = [describe_plugin(p) for p in registry.list_plugins()]
+        broken = {name: str(err) for name, err in registry.broken_plugins().items()}
         if as_json:
-            emit_json({"plugins": infos})
+            emit_json({"plugins": infos, "broken": broken})
             return
+        for name, err in sorted(broken.items()):
+            console().print(f"[red]broken plugin {name!r}[/red]: {err}")
         if not infos:
             console().print("No tritonx plugins installed (entry-point group 'tritonx.plugins').")
             return
