@@ -116,3 +116,19 @@ def test_required_edit_that_never_matches(compile_probe):
 def test_deactivate_inactive_pipeline():
     with pytest.raises(PipelineError, match="is not active"):
         tritonx.deactivate(tritonx.Pipeline("never"))
+
+
+@pytest.mark.smoke
+def test_real_pass_of_another_version_names_that_version():
+    """A pass one supported Triton has and the installed one lacks (from the shipped pass map)."""
+    from tritonx.engine import names
+
+    installed = names._installed_key()
+    here = set(names.installed_map().values())
+    elsewhere = {n: sorted(v for v, m in names._passmap().items() if n in m.values())
+                 for m in names._passmap().values() for n in m.values() if n not in here}
+    assert elsewhere, f"every mapped pass exists in Triton {installed}"
+    name, versions = sorted(elsewhere.items())[0]
+    with pytest.raises(PassNotInVersionError) as err:
+        tritonx.Pipeline("cross-version").disable(name)
+    assert installed in str(err.value) and versions[0] in str(err.value)
