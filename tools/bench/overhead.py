@@ -76,15 +76,20 @@ def compile_times(repeats: int) -> dict[str, float]:
             return time.perf_counter() - t0
 
     noop = tritonx.Pipeline("noop")
+    # an edit that never matches: every stage goes through record-and-replay, output stays stock
+    replay = tritonx.Pipeline("replay").disable("canonicalize", occurrence=99, required=False)
     for name in CORPUS:  # warm up imports and caches of the compiler itself
         one(name)
-    stock_t, noop_t = [], []
+    stock_t, noop_t, replay_t = [], [], []
     for _ in range(repeats):
         stock_t.append(sum(one(n) for n in CORPUS))
         with tritonx.activate(noop):
             noop_t.append(sum(one(n) for n in CORPUS))
-    s, t = statistics.median(stock_t), statistics.median(noop_t)
-    return {"stock_s": s, "noop_pipeline_s": t, "overhead_pct": (t / s - 1) * 100}
+        with tritonx.activate(replay):
+            replay_t.append(sum(one(n) for n in CORPUS))
+    s, t, r = statistics.median(stock_t), statistics.median(noop_t), statistics.median(replay_t)
+    return {"stock_s": s, "noop_pipeline_s": t, "overhead_pct": (t / s - 1) * 100,
+            "replay_pipeline_s": r, "replay_overhead_pct": (r / s - 1) * 100}
 
 
 def hook_call() -> dict[str, float]:
@@ -103,7 +108,7 @@ def hook_call() -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -117,7 +122,8 @@ def main() -> int:
     c, h, lat = result["compile"], result["hook_call"], result["launch"]
     print(f"triton {result['triton']}, tritonx {result['tritonx']}")
     print(f"compile corpus (cuda:90): stock {c['stock_s']:.3f}s, no-op pipeline {c['noop_pipeline_s']:.3f}s, "
-          f"overhead {c['overhead_pct']:+.2f}%")
+          f"overhead {c['overhead_pct']:+.2f}%; record-and-replay pipeline {c['replay_pipeline_s']:.3f}s "
+          f"({c['replay_overhead_pct']:+.2f}%)")
     print(f"no-argument hook call: {h['idle_ns']:.0f} ns idle, "
           f"{h['two_pipelines_active_ns']:.0f} ns with two pipelines")
     if lat:
