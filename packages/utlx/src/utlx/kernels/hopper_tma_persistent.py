@@ -86,26 +86,106 @@ def signature(bm: int, bn: int, bk: int, dtype: str = "fp16") -> dict[str, str]:
             "c_desc": f"tensordesc<{dtype}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32"}
 
 
-#: (constexprs without NUM_SMS, num_warps) for H100/H200.
+def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8) -> dict[str, int]:
+    return {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
+
+
+#: (constexprs without NUM_SMS, num_warps) for H100/H200, launched persistently (one program per SM).
+#: The first two are the original pair (tests index them). 128x256x64 cannot take 4 stages: with the
+#: 64 KB C staging tile that is 256 KB of shared memory, over the 227 KB a block may have (see ``fits``).
 CONFIGS = [
-    ({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "NUM_STAGES": 3}, 8),
-    ({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "NUM_STAGES": 4}, 4),
+    (_cfg(128, 256, 64, 3), 8),
+    (_cfg(128, 128, 64, 4), 4),
+    (_cfg(128, 128, 64, 4), 8),   # two consumer warpgroups of 64x128
+    (_cfg(128, 256, 64, 3, group_m=4), 8),
+    (_cfg(128, 256, 64, 3, group_m=16), 8),
+    (_cfg(256, 128, 64, 3), 8),   # 208 KB
+    (_cfg(64, 256, 64, 4), 4),    # short M: one warpgroup of 64x256
+    (_cfg(128, 128, 64, 5), 8),   # deeper ring, 192 KB
 ]
 
+#: Configurations for the *split* grid: one program per output tile (``grid_mode="tiles"``), so the
+#: hardware scheduler places tiles and, where shared memory allows two blocks per SM (<= ~113 KB each),
+#: one block's epilogue overlaps the other's main loop: what short-K shapes need.
+TILE_CONFIGS = [
+    (_cfg(128, 256, 64, 3), 8),
+    (_cfg(128, 128, 64, 2), 4),   # 96 KB: two blocks per SM
+    (_cfg(128, 128, 64, 2), 8),
+    (_cfg(64, 256, 64, 2), 4),    # 112 KB: two blocks per SM
+    (_cfg(128, 128, 64, 4, group_m=16), 8),
+]
 
-def launch(a, b, c, config=0, num_sms=None):
-    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors)."""
-    import torch
+#: Largest dynamic shared memory one block may use on sm_90 (H100/H200): 227 KB (228 KB per SM, 1 KB
+#: of which is reserved per block).
+SMEM_LIMIT = 227 * 1024
+
+#: ``NUM_SMS`` passed when every program owns at most one tile: the tile loop runs once, and all such
+#: launches share one compiled kernel whatever the tile count (instead of one compile per count).
+ONE_TILE_STRIDE = 1 << 24
+
+GRID_MODES = ("persistent", "tiles")
+
+
+def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
+    """Shared memory of one block: the A/B ring, the C staging tile and one 8-byte mbarrier per stage.
+
+    Matches ``compiled.metadata.shared`` (a compile test checks that), so configurations can be
+    filtered before anything is compiled.
+    """
+    bm, bn, bk, st = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"], const["NUM_STAGES"]
+    return st * (bm * bk + bk * bn) * elem_bytes + bm * bn * elem_bytes + st * 8
+
+
+def fits(const: dict[str, int], elem_bytes: int = 2, limit: int = SMEM_LIMIT) -> bool:
+    """True when the configuration's shared memory fits one sm_90 block."""
+    return smem_bytes(const, elem_bytes) <= limit
+
+
+def grid_for(M: int, N: int, const: dict[str, int], num_sms: int, grid_mode: str = "persistent") -> tuple[int, int]:
+    """``(programs, NUM_SMS constexpr)`` for a launch.
+
+    ``persistent``: ``min(num_sms, tiles)`` programs striding by the program count; ``tiles``: one
+    program per tile. When programs >= tiles the stride is :data:`ONE_TILE_STRIDE` (see there).
+    """
+    if grid_mode not in GRID_MODES:
+        raise ValueError(f"hopper_tma_persistent: unknown grid_mode {grid_mode!r} (expected one of {GRID_MODES})")
+    tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
+    programs = tiles if grid_mode == "tiles" else max(1, min(num_sms, tiles))
+    return programs, (programs if programs < tiles else ONE_TILE_STRIDE)
+
+
+def make_launcher(M: int, N: int, config, num_sms: int, grid_mode: str = "persistent"):
+    """A ``run(a, b, c)`` for one problem size with everything shape-dependent computed once.
+
+    Why: ``utlx.matmul`` calls this on every GEMM; at 2048^3 the kernel takes ~30 us, so host work
+    per call (grid, SM count, dict building) is visible. Only the descriptors (which hold the data
+    pointers) are made per call.
+    """
     from triton.tools.tensor_descriptor import TensorDescriptor
 
-    const, nw = CONFIGS[config] if isinstance(config, int) else config
+    const, nw = config
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
-    M, K = a.shape
-    N = b.shape[1]
-    num_sms = num_sms or torch.cuda.get_device_properties(a.device).multi_processor_count
-    a_d = TensorDescriptor.from_tensor(a, [bm, bk])
-    b_d = TensorDescriptor.from_tensor(b, [bk, bn])
-    c_d = TensorDescriptor.from_tensor(c, [bm, bn])
-    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-    grid = (min(num_sms, tiles),)
-    matmul_kernel_tma_persistent[grid](a_d, b_d, c_d, M, N, K, NUM_SMS=grid[0], num_warps=nw, **const)
+    programs, stride = grid_for(M, N, const, num_sms, grid_mode)
+    grid = (programs,)
+    kwargs = dict(const, NUM_SMS=stride, num_warps=nw)
+    kernel = matmul_kernel_tma_persistent[grid]
+    from_tensor = TensorDescriptor.from_tensor
+
+    def run(a, b, c):
+        kernel(from_tensor(a, [bm, bk]), from_tensor(b, [bk, bn]), from_tensor(c, [bm, bn]),
+               a.shape[0], b.shape[1], a.shape[1], **kwargs)
+
+    return run
+
+
+def launch(a, b, c, config=0, num_sms=None, grid_mode="persistent"):
+    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors).
+
+    ``config``: an index into :data:`CONFIGS` or a ``(constexprs, num_warps)`` pair.
+    """
+    const_nw = CONFIGS[config] if isinstance(config, int) else config
+    if num_sms is None:
+        import torch
+
+        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    make_launcher(a.shape[0], b.shape[1], const_nw, num_sms, grid_mode)(a, b, c)
