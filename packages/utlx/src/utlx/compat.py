@@ -87,18 +87,37 @@ def _eviction_policy(text: str):
 
 
 def create_async_copy(builder: Any, smem: Any, ptr: Any, mask: Any | None, other: Any | None,
-                      cache_modifier: str = "", eviction_policy: str = "", volatile: bool = False) -> None:
-    """``ttg.async_copy_global_to_local`` (cp.async). 3.9 takes a cache-policy attribute instead of two enums."""
+                      cache_modifier: str = "", eviction_policy: str = "", volatile: bool = False) -> Any:
+    """``ttg.async_copy_global_to_local`` (cp.async); returns its token. 3.9 takes a cache-policy attribute
+    instead of two enums."""
     mask = mask if mask is not None else _null_value()
     other = other if other is not None else _null_value()
     if version_at_least(3, 9):
         from triton.experimental.gluon.language._core import _normalize_cache_policy
 
         policy = _normalize_cache_policy(None, cache_modifier or None, eviction_policy or None)._to_ir(builder)
-        builder.create_async_copy_global_to_local(smem, ptr, mask, other, policy, volatile)
-        return
-    builder.create_async_copy_global_to_local(smem, ptr, mask, other, _cache_modifier(builder, cache_modifier),
+        return builder.create_async_copy_global_to_local(smem, ptr, mask, other, policy, volatile)
+    return builder.create_async_copy_global_to_local(smem, ptr, mask, other, _cache_modifier(builder, cache_modifier),
                                               _eviction_policy(eviction_policy), volatile)
+
+
+def create_global_load(builder: Any, ptr: Any, mask: Any | None, other: Any | None, cache_modifier: str = "",
+                       eviction_policy: str = "", volatile: bool = False) -> Any:
+    """``tt.load`` (masked when ``mask`` is given; masked-off lanes are 0 without ``other``).
+
+    Used for the synchronous fallback of too-narrow cp.async copies. 3.9 takes a cache-policy attribute.
+    """
+    if version_at_least(3, 9):
+        from triton.experimental.gluon.language._core import _normalize_cache_policy
+
+        policy = _normalize_cache_policy(None, cache_modifier or None, eviction_policy or None)._to_ir(builder)
+        if mask is None:
+            return builder.create_load(ptr, policy, volatile)
+        return builder.create_masked_load(ptr, mask, other, policy, volatile)
+    cache, evict = _cache_modifier(builder, cache_modifier), _eviction_policy(eviction_policy)
+    if mask is None:
+        return builder.create_load(ptr, cache, evict, volatile)
+    return builder.create_masked_load(ptr, mask, other, cache, evict, volatile)
 
 
 def create_local_alloc(builder: Any, memdesc_ty: Any) -> Any:

@@ -16,9 +16,10 @@ TARGETS = {
 
 
 def compile_kernel(fn: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str = "cuda:90",
-                   num_warps: int = 4, ones: tuple[str, ...] = (), **options: Any):
+                   num_warps: int = 4, ones: tuple[str, ...] = (), unaligned: tuple[str, ...] = (), **options: Any):
     """``triton.compile`` with 16-byte divisibility on every pointer/int argument and the arguments in
-    ``ones`` specialised to 1 (what the JIT does for unit strides and aligned tensors)."""
+    ``ones`` specialised to 1 (what the JIT does for unit strides and aligned tensors). Arguments in
+    ``unaligned`` get no divisibility (what the JIT does for an int that is not a multiple of 16)."""
     sig = dict(signature)
     consts = dict(constexprs)
     for name in ones:
@@ -26,7 +27,7 @@ def compile_kernel(fn: Any, signature: dict[str, str], constexprs: dict[str, Any
         consts[name] = 1
     for name in consts:
         sig[name] = "constexpr"
-    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n, t in sig.items() if t != "constexpr"}
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n, t in sig.items() if t != "constexpr" and n not in unaligned}
     src = ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs)
     return triton.compile(src, target=TARGETS[target](), options={"num_warps": num_warps, **options})
 

@@ -21,7 +21,7 @@ import triton.language as tl
 
 from utlx import compat
 
-from . import layouts, placeholder
+from . import copy_width, layouts, placeholder, warp_specialize
 from .errors import UtlxCompileError
 from .placeholder import Placeholder
 
@@ -38,6 +38,8 @@ class Lowering:
     stash: dict[int, Any] = field(default_factory=dict)  # stash uid -> tensor value
     roles: dict[int, str] = field(default_factory=dict)  # alloc uid -> "mma" / "dot" / "tma" / ""
     wait_counts: list[int] = field(default_factory=list)  # async_wait_group counts, in program order
+    staged: set[int] = field(default_factory=set)  # async_load uids lowered as tl.load + local_store
+    probe: bool = False  # lowering a clone to measure cp.async widths (utlx.compiler.copy_width)
     desc_loads: dict[int, Any] | None = None  # tt.descriptor_load result id -> op (TMA anchors)
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
@@ -63,7 +65,7 @@ def lower_module(module: Any, arch: str | None = None) -> int:
     found = placeholder.collect(module)
     if not found:
         return 0
-    from triton._C.libtriton import ir, passes
+    from triton._C.libtriton import ir
 
     if any(ph.name in ("async_descriptor_load", "async_descriptor_store") for ph in found):
         # TMA ops verify that descriptor and buffer layouts match, and descriptors get their layout
@@ -73,8 +75,32 @@ def lower_module(module: Any, arch: str | None = None) -> int:
         compat.add_descriptor_encoding_pass(pm)
         compat.run_passes(pm, module, "utlx-descriptor-encoding")
         found = placeholder.collect(module)
+    staged: set[int] = set()
+    loads = {ph.uid: ph.describe() for ph in found if ph.name == "async_load"}
+    if loads:
+        # Which copies can really be cp.async is only known after Triton's alignment analysis: measure it
+        # on a clone first (see copy_width), so that no copy reaches the LLVM lowering too narrow.
+        # One uid per traced op; loop unrolling in make_ttir can copy a placeholder, so uids may repeat.
+        uids = [ph.uid for ph in found if ph.name == "async_load"]
+        widths = copy_width.probe(module, uids,
+                                  lambda m: _lower_found(m, placeholder.collect(m), arch, probe=True))
+        staged = copy_width.narrow_copies(widths, _kernel_name(module), loads)
+    return _lower_found(module, found, arch, staged=staged)
+
+
+def _kernel_name(module: Any) -> str:
+    try:
+        return module.get_entry_func_name()
+    except Exception:  # no public entry function: name nothing rather than fail
+        return "?"
+
+
+def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, probe: bool = False,
+                 staged: set[int] | None = None) -> int:
+    from triton._C.libtriton import ir, passes
+
     gb = compat.make_gluon_builder(module.context, arch)
-    low = Lowering(module=module, builder=gb)
+    low = Lowering(module=module, builder=gb, probe=probe, staged=set(staged or ()))
     low.roles = layouts.infer_alloc_roles(found)
     for ph in found:
         fn = LOWERINGS.get(ph.name)
@@ -158,11 +184,19 @@ def _lower_stash(low: Lowering, ph: Placeholder) -> None:
 def _lower_async_load(low: Lowering, ph: Placeholder) -> None:
     dst = low.handle(ph, 0, "destination buffer")
     a = ph.attrs
+    gb = low.builder
     ptr = ph.tensors[0]
     mask = ph.tensors[1] if a.get("mask") else None
     other = ph.tensors[2] if a.get("other") else None
-    compat.create_async_copy(low.builder, dst, ptr, mask, other, a.get("cache", ""), a.get("evict", ""),
-                             bool(a.get("volatile")))
+    cache, evict, volatile = a.get("cache", ""), a.get("evict", ""), bool(a.get("volatile"))
+    if ph.uid in low.staged:
+        # Too narrow for cp.async (copy_width): a synchronous masked load (masked-off lanes read as 0,
+        # or as ``other``, exactly what cp.async's zero fill gives) stored to the same buffer.
+        gb.create_local_store(dst, compat.create_global_load(gb, ptr, mask, other, cache, evict, volatile))
+        return
+    if low.probe and mask is not None:
+        ptr = copy_width.fold_mask_into_pointer(gb, ptr, mask)
+    compat.create_async_copy(gb, dst, ptr, mask, other, cache, evict, volatile)
 
 
 def _lower_commit(low: Lowering, ph: Placeholder) -> None:
@@ -361,4 +395,7 @@ LOWERINGS = {
     "async_descriptor_load": _lower_tma_load,
     "async_descriptor_store": _lower_tma_store,
     "async_descriptor_store_wait": _lower_tma_store_wait,
+    # Markers of async_tasks regions: built into ttg.warp_specialize by warp_specialize.lower_region.
+    "async_task": warp_specialize.lower_task_marker,
+    "async_tasks": warp_specialize.lower_region,
 }

@@ -19,13 +19,14 @@ from typing import Any
 
 from utlx import compat
 
-from . import placeholder
+from . import copy_width, placeholder
 from .lowering import lower_module, restore_async_waits
 
 _LOCK = threading.RLock()
 _STANDALONE: dict[str, Any] = {}
-#: Bump when the lowering changes what it emits: it enters Triton's cache key (3.7+).
-LOWERING_VERSION = "utlx-lowering-1"
+#: Bump when the lowering changes what it emits: it enters Triton's cache key (3.7+). It also names the
+#: async_load fallback mode (read once at import), so strict and fallback builds never share a cache entry.
+LOWERING_VERSION = "utlx-lowering-2" + ("" if copy_width.FALLBACK else "-strict-cp-async")
 
 
 def restore_waits_pass(module: Any, ctx: Any = None) -> None:
