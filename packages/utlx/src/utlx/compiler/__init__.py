@@ -6,7 +6,7 @@ Importing this package registers the compiler body of every TLX op with
 
 from __future__ import annotations
 
-from . import ops  # noqa: F401  (registers the compiler bodies)
+from . import ops, tasks  # noqa: F401  (register the compiler bodies; tasks: async_tasks / async_task)
 from .errors import UtlxCompileError
 from .lowering import lower_module
 from .stages import install_standalone_hook, lowering_pass, uninstall_standalone_hook

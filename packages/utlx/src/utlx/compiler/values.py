@@ -61,6 +61,9 @@ class Handle(tlc.base_value):
     def _flatten_ir(self, handles: list) -> None:
         handles.append(self.handle)
 
+    def _set_name(self, builder: Any, name: str) -> None:
+        """Called when the handle is bound to a ``@jit`` helper's parameter; placeholders keep no names."""
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.type.shape

@@ -1,0 +1,178 @@
+"""Compile-path bodies of ``async_tasks()`` / ``async_task(...)``: trace each task into its own region.
+
+Why this shape: a ``ttg.warp_specialize`` cannot be created while tracing (TTGIR ops break the TTIR ->
+TTGIR conversion, and ``ir.builder`` has no such op), and ops cannot be moved one by one afterwards. Blocks,
+however, can be moved. So while tracing, each task body goes into the then-block of an ``scf.if`` whose
+condition is an opaque placeholder (``utlx|async_task|...``): no TTIR pass can fold it, the conversion
+converts its body like any other code, and the lowering (:mod:`utlx.compiler.warp_specialize`) then moves
+each then-block whole into a partition of a real ``ttg.warp_specialize``. An ``async_tasks`` placeholder
+after the last task marks where that op goes and lists the group's tasks.
+
+Limits (reported with the op's name): tasks cannot yield values to the code after ``async_tasks``;
+``replicate`` > 1 is not supported (a body is traced once and ops cannot be cloned); every task but the
+default one must name ``num_warps``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import triton.language as tl
+
+from utlx.language._dispatch import register_compiler_impl
+
+from . import placeholder
+from .errors import UtlxCompileError
+from .target import from_semantic
+
+_groups = itertools.count()
+#: Attribute on the builder: the stack of open ``async_tasks`` regions while a kernel is traced.
+_STACK_ATTR = "_utlx_ws_stack"
+
+
+def _c(x: Any) -> Any:
+    return tl.core._unwrap_if_constexpr(x)
+
+
+def _stack(_semantic: Any) -> list:
+    b = _semantic.builder
+    st = getattr(b, _STACK_ATTR, None)
+    if st is None:
+        st = []
+        setattr(b, _STACK_ATTR, st)
+    return st
+
+
+def _hopper_only(op: str, _semantic: Any) -> None:
+    target = from_semantic(_semantic)
+    if target.is_hip or not target.is_hopper:
+        raise UtlxCompileError(op, "warp specialization is compiled for Hopper (cuda:90) only", target=target.name,
+                               hint="write a single-partition kernel for this target")
+
+
+@dataclass
+class TaskSpec:
+    """Static description of one ``async_task`` (what the lowering needs to build its partition)."""
+
+    default: bool
+    num_warps: int | None
+    registers: int | None
+
+    @classmethod
+    def parse(cls, args: tuple, kwargs: dict) -> TaskSpec:
+        op = "async_task"
+        default = False
+        if args:
+            first = _c(args[0])
+            if first != "default" or len(args) > 1:
+                raise UtlxCompileError(op, f"positional arguments must be just 'default', got {[_c(a) for a in args]}")
+            default = True
+        unknown = set(kwargs) - {"num_warps", "registers", "num_regs", "replicate"}
+        if unknown:
+            raise UtlxCompileError(op, f"unknown keyword arguments {sorted(unknown)}")
+        replicate = int(_c(kwargs.get("replicate", 1)) or 1)
+        if replicate != 1:
+            raise UtlxCompileError(op, f"replicate={replicate} is not supported by utlx on stock Triton (a task body "
+                                   "is traced once and cannot be cloned); write the replicas as separate tasks")
+        nw = _c(kwargs.get("num_warps"))
+        regs = _c(kwargs.get("registers", kwargs.get("num_regs")))
+        if default and nw is not None:
+            raise UtlxCompileError(op, "the default task runs on the kernel's own warps; set num_warps on the "
+                                   "launch instead of on async_task('default')")
+        if not default:
+            if not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
+                raise UtlxCompileError(op, f"num_warps must be a power-of-two compile-time int, got {nw!r}")
+        if regs is not None and (not isinstance(regs, int) or regs % 8 or not 24 <= regs <= 256):
+            raise UtlxCompileError(op, f"registers must be a multiple of 8 in [24, 256] (setmaxnreg), got {regs!r}")
+        return cls(default=default, num_warps=nw, registers=regs)
+
+
+@dataclass
+class TasksRegion:
+    """Context manager of ``async_tasks()``: collects its tasks, then marks where the op will be built."""
+
+    sem: Any
+    group: int = field(default_factory=lambda: next(_groups))
+    tasks: list[int] = field(default_factory=list)  # placeholder uids of the task markers
+    specs: list[TaskSpec] = field(default_factory=list)
+    open_task: bool = False
+
+    def __enter__(self) -> TasksRegion:
+        st = _stack(self.sem)
+        if st:
+            raise UtlxCompileError("async_tasks", "cannot be nested inside another async_tasks region")
+        st.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        _stack(self.sem).pop()
+        if exc and exc[0] is not None:
+            return False
+        defaults = sum(s.default for s in self.specs)
+        if defaults != 1:
+            raise UtlxCompileError("async_tasks", f"needs exactly one async_task('default'), found {defaults}")
+        if len(self.specs) < 2:
+            raise UtlxCompileError("async_tasks", "needs at least one task besides the default one")
+        placeholder.emit(self.sem, "async_tasks", {"group": self.group, "tasks": self.tasks})
+        return False
+
+
+@dataclass
+class Task:
+    """Context manager of ``async_task(...)``: traces its body inside ``scf.if <opaque>``."""
+
+    sem: Any
+    region: TasksRegion
+    spec: TaskSpec
+    saved: Any = None
+
+    def __enter__(self) -> Task:
+        if self.region.open_task:
+            raise UtlxCompileError("async_task", "cannot be nested inside another async_task")
+        b = self.sem.builder
+        kernel_warps = from_semantic(self.sem).num_warps
+        attrs = {"group": self.region.group, "default": self.spec.default,
+                 "num_warps": kernel_warps if self.spec.default else self.spec.num_warps,
+                 "kernel_warps": kernel_warps, "registers": self.spec.registers}
+        # An i1 result: the condition of the scf.if that holds the body (opaque, so never folded away).
+        cond = placeholder.emit(self.sem, "async_task", attrs, result=tl.int1)
+        self.region.tasks.append(placeholder.last_uid)
+        self.region.specs.append(self.spec)
+        if_op = b.create_if_op([], cond, False)
+        self.saved = b.get_insertion_point()
+        # Inserting at the start of the then-block puts the body before its scf.yield, in program order.
+        b.set_insertion_point_to_start(if_op.get_then_block())
+        self.region.open_task = True
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.region.open_task = False
+        self.sem.builder.restore_insertion_point(self.saved)
+        return False
+
+
+@register_compiler_impl("async_tasks")
+def async_tasks(_semantic: Any, *args: Any, **kwargs: Any) -> TasksRegion:
+    """Open a warp-specialized region (compiled to ``ttg.warp_specialize``)."""
+    _hopper_only("async_tasks", _semantic)
+    if args or kwargs:
+        raise UtlxCompileError("async_tasks", "takes no arguments")
+    return TasksRegion(_semantic)
+
+
+@register_compiler_impl("async_task")
+def async_task(_semantic: Any, *args: Any, **kwargs: Any) -> Task:
+    """One partition of the enclosing ``async_tasks`` region."""
+    _hopper_only("async_task", _semantic)
+    st = _stack(_semantic)
+    if not st:
+        raise UtlxCompileError("async_task", "must be used directly inside 'with tlx.async_tasks():'")
+    return Task(_semantic, st[-1], TaskSpec.parse(args, kwargs))
+
+
+@register_compiler_impl("async_task_replica_id")
+def async_task_replica_id(_semantic: Any) -> Any:
+    """Always 0: utlx compiles tasks without replicas (``replicate=1``)."""
+    return tl.constexpr(0)

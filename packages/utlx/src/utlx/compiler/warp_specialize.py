@@ -1,0 +1,268 @@
+"""Turn traced ``async_tasks`` regions into ``ttg.warp_specialize`` (runs inside the utlx lowering).
+
+Why block surgery: the Python IR API cannot move or clone single ops, but it can move whole blocks
+(``block.move_before``) and rewrite uses below a block (``replace_use_in_block_with``). While tracing,
+each task body was put in the then-block of ``scf.if <opaque placeholder>`` (:mod:`utlx.compiler.tasks`).
+Here, for each region:
+
+1. a ``ttg.warp_specialize`` is created where the ``async_tasks`` placeholder stands; the default task
+   goes into its default region, every other task into one partition region;
+2. each then-block is moved whole into ``scf.if %true`` inside its new region (it keeps its ``scf.yield``;
+   the canonicalizer folds the ``if`` away afterwards);
+3. partitions are isolated from above: every value a worker uses from outside becomes a capture (a block
+   argument of every partition). Results of utlx placeholders are not captured: they die in the
+   lowering's cleanup, so their uses inside a partition are pointed at a local dummy first;
+4. the emptied original ``scf.if`` gets an empty then-block back and dies in the same cleanup.
+
+Workers that run on fewer warps than the kernel must not hold tensors (their layouts were made for the
+kernel's warp count); :func:`check_worker_tensors` reports such a task after the cleanup.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from utlx import compat
+
+from . import placeholder
+from .errors import UtlxCompileError
+from .placeholder import Placeholder
+
+#: Attribute put on each partition's first op so that the post-cleanup check can name the task.
+TASK_ATTR = "utlx.task"
+
+
+@dataclass
+class _Task:
+    ph: Placeholder
+    block: Any  # the then-block holding the traced body
+    region: Any  # the original scf.if's then-region
+
+    @property
+    def default(self) -> bool:
+        return bool(self.ph.attrs.get("default"))
+
+
+def _region_chain(op: Any) -> list[int]:
+    ids = []
+    region = op.get_block().get_parent()
+    while region is not None:
+        ids.append(region.id())
+        region = region.get_parent_region()
+    return ids
+
+
+def _ops_of(module: Any) -> list[Any]:
+    ops: list[Any] = []
+    module.walk(ops.append)
+    return ops
+
+
+def _captures(ops: list[Any], task: _Task, placeholder_results: set[int]) -> tuple[list[Any], list[Any]]:
+    """(values to capture, dead placeholder results) used inside ``task``'s region but defined outside it."""
+    region_id = task.region.id()
+    inside = [op for op in ops if op.get_name() != "builtin.module" and region_id in _region_chain(op)]
+    defined: set[int] = set()
+    for op in inside:
+        defined.update(op.get_result(i).id() for i in range(op.get_num_results()))
+        block = op.get_block()
+        defined.update(block.get_argument(i).id() for i in range(block.get_num_arguments()))
+    caps: dict[int, Any] = {}
+    dead: dict[int, Any] = {}
+    for op in inside:
+        for i in range(op.get_num_operands()):
+            v = op.get_operand(i)
+            if v.id() in defined:
+                continue
+            (dead if v.id() in placeholder_results else caps).setdefault(v.id(), v)
+    _check_warps(inside, task.ph)
+    return list(caps.values()), list(dead.values())
+
+
+def _is_tensor(v: Any) -> bool:
+    return str(v.get_type()).startswith("tensor<")
+
+
+def _check_warps(inside: list[Any], ph: Placeholder) -> None:
+    """A task on fewer warps than the kernel must not compute tensors (their layouts assume the kernel's warps).
+
+    TLX ops' own stand-ins (placeholders, TMA descriptor anchors) die in the cleanup and are not counted.
+    """
+    if ph.attrs.get("num_warps") == ph.attrs.get("kernel_warps"):
+        return
+    for op in inside:
+        if op.get_name() in ("tt.elementwise_inline_asm", "tt.descriptor_load") or op.get_num_results() == 0:
+            continue
+        if _is_tensor(op.get_result(0)):
+            raise UtlxCompileError("async_task", f"a task with num_warps={ph.attrs.get('num_warps')} (the kernel has "
+                                   f"{ph.attrs.get('kernel_warps')}) computes a tensor ({op.get_name()}); keep tensor "
+                                   "work in tasks on the kernel's warp count, or launch with num_warps equal to the "
+                                   f"task's ({ph.describe()})")
+
+
+def _create_ws(gb: Any, captures: list[Any], worker_warps: list[int], n: int) -> tuple[Any, Any]:
+    """(warp_specialize op, partitions op). 3.6 puts the captures on the outer op, 3.7+ on the partitions op."""
+    if compat.version_at_least(3, 7):
+        ws = gb.create_warp_specialize([], worker_warps)
+        gb.create_block_with_parent(ws.get_partition_op_holder(), [])
+        return ws, gb.create_warp_specialize_partitions(captures, n)
+    ws = gb.create_warp_specialize([], captures, worker_warps)
+    gb.create_block_with_parent(ws.get_partition_op_holder(), [])
+    return ws, gb.create_warp_specialize_partitions(n)
+
+
+def _move_into_new_if(gb: Any, task: _Task) -> Any:
+    """At the builder's insertion point: ``scf.if %true`` whose then-block is the task's traced block."""
+    if_op = gb.create_if_op([], gb.get_int1(True), False)
+    fresh = if_op.get_then_block()
+    task.block.move_before(fresh)
+    fresh.erase()
+    return if_op
+
+
+def _dummy(gb: Any, v: Any) -> Any:
+    ty = v.get_type()
+    if _is_tensor(v):
+        return gb.create_splat(ty, gb.get_int32(0))
+    return gb.get_int32(0)
+
+
+_REMAT_ATTR = "utlx.remat"
+_SPLAT = re.compile(r'arith\.constant \{[^}]*utlx\.remat = "(\d+)"[^}]*\} dense<([^<>]*)> : tensor<[^,>]*x(\w+)')
+
+
+def _splat_constants(module: Any, gb: Any, ops: list[Any], values: list[Any]) -> dict[int, tuple[Any, tuple]]:
+    """Captured splat tensor constants, to be re-created inside each partition: ``{value id: (type, scalar)}``.
+
+    Why: the canonicalizer hoists every constant (e.g. ``tl.zeros`` of an accumulator) to the kernel's
+    entry block, so a task body sees it as a capture; Triton 3.6 cannot pass a tensor into a partition
+    ("shared memory size for scalar type is unspecified"). The Python API cannot read a constant's value,
+    so the constant op is tagged and its printed form read back.
+    """
+    const_ids = {op.get_result(0).id() for op in ops if op.get_name() == "arith.constant"}
+    tagged = {}
+    for v in values:
+        if v.id() in const_ids and _is_tensor(v):
+            tag = str(len(tagged))
+            v.set_attr(_REMAT_ATTR, gb.get_string_attr(tag))
+            tagged[tag] = v
+    if not tagged:
+        return {}
+    out = {}
+    for tag, literal, elem in _SPLAT.findall(str(module)):
+        v = tagged.pop(tag, None)
+        if v is not None and not literal.startswith("["):
+            out[v.id()] = (v.get_type(), (elem, literal))
+    return out
+
+
+def _scalar(gb: Any, elem: str, literal: str) -> Any:
+    """The scalar constant ``literal`` of MLIR element type ``elem`` (``f32``, ``i32``, ``i1``, ...)."""
+    if elem == "i1":
+        return gb.get_int1(literal in ("true", "1"))
+    if elem.startswith("i"):
+        return getattr(gb, f"get_int{elem[1:]}")(int(literal))
+    getter = {"f32": gb.get_fp32, "f16": gb.get_fp16, "bf16": gb.get_bf16, "f64": gb.get_fp64}.get(elem)
+    if getter is None:
+        raise UtlxCompileError("async_task", f"a task captures a constant tensor of {elem}; create it inside the task")
+    return getter(float(literal))
+
+
+def _registers(tasks: list[_Task]) -> list[int] | None:
+    regs = [t.ph.attrs.get("registers") for t in tasks]
+    if all(r is None for r in regs):
+        return None
+    if any(r is None for r in regs):
+        raise UtlxCompileError("async_task", "give 'registers' to every non-default task or to none of them "
+                               f"(got {regs}); setmaxnreg needs one count per partition")
+    return [int(r) for r in regs]
+
+
+def lower_task_marker(low: Any, ph: Placeholder) -> None:
+    """``async_task`` markers are consumed by :func:`lower_region` of their ``async_tasks`` placeholder."""
+
+
+def lower_region(low: Any, ph: Placeholder) -> None:
+    """Build the ``ttg.warp_specialize`` of the ``async_tasks`` placeholder ``ph``.
+
+    The lowering visits placeholders in post-order, so every TLX op inside the tasks is already lowered.
+    """
+    module, gb = low.module, low.builder
+    found = placeholder.collect(module)
+    by_uid = {p.uid: p for p in found}
+    tasks = []
+    for uid in ph.attrs["tasks"]:
+        block = _then_block_of(module, by_uid[uid])
+        tasks.append(_Task(ph=by_uid[uid], block=block, region=block.get_parent()))
+    _build(module, gb, ph, tasks, {p.result.id() for p in found})
+
+
+def _then_block_of(module: Any, ph: Placeholder) -> Any:
+    """The then-block of the ``scf.if`` conditioned on task marker ``ph``."""
+    cond = ph.result.id()
+    hit: list[Any] = []
+
+    def visit(op: Any) -> None:
+        if op.get_name() == "scf.if" and op.get_operand(0).id() == cond:
+            hit.append(op)
+
+    module.walk(visit)
+    if len(hit) != 1:
+        raise UtlxCompileError("async_task", f"lost its region while compiling ({ph.describe()})")
+    # The if op's first region holds one block; find it through an op inside it (the yield at least).
+    region_id = hit[0].get_region(0).id()
+    for op in _ops_of(module):
+        if op.get_name() != "builtin.module" and op.get_block().get_parent().id() == region_id:
+            return op.get_block()
+    raise UtlxCompileError("async_task", f"has an empty region ({ph.describe()})")
+
+
+def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placeholder_results: set[int]) -> None:
+    default = next(t for t in tasks if t.default)
+    workers = [t for t in tasks if not t.default]
+    ops = _ops_of(module)
+    caps: dict[int, Any] = {}
+    dead: list[list[Any]] = []
+    for t in workers:
+        c, d = _captures(ops, t, placeholder_results)
+        for v in c:
+            caps.setdefault(v.id(), v)
+        dead.append(d)
+    remat = _splat_constants(module, gb, ops, list(caps.values()))
+    captures = [v for v in caps.values() if v.id() not in remat]
+    for v in captures:
+        if _is_tensor(v):
+            raise UtlxCompileError("async_task", "a non-default task uses a tensor computed outside it "
+                                   f"({str(v.get_type())[:80]}); compute it inside the task (only scalars, "
+                                   f"descriptors and TLX buffers/barriers can be shared) ({end.describe()})")
+    regs = _registers(workers)
+    v_by_id = caps
+
+    gb.set_insertion_point_after(end.op)
+    ws, parts = _create_ws(gb, captures, [int(t.ph.attrs["num_warps"]) for t in workers], len(workers))
+    if regs is not None:
+        ws.set_requested_registers(regs)
+
+    gb.create_block_with_parent(ws.get_default_region(), [])
+    _move_into_new_if(gb, default)
+    gb.create_warp_yield([])
+
+    types = [v.get_type() for v in captures]
+    for i, (t, d) in enumerate(zip(workers, dead, strict=True)):
+        block = gb.create_block_with_parent(parts.get_region(i), types)
+        if_op = _move_into_new_if(gb, t)
+        if_op.set_attr(TASK_ATTR, gb.get_string_attr(t.ph.describe()))
+        gb.create_warp_return()
+        for k, v in enumerate(captures):
+            block.replace_use_in_block_with(v, block.get_argument(k))
+        gb.set_insertion_point_to_start(block)
+        for v in d:
+            block.replace_use_in_block_with(v, _dummy(gb, v))
+        for v, (ty, scalar) in remat.items():
+            block.replace_use_in_block_with(v_by_id[v], gb.create_splat(ty, _scalar(gb, *scalar)))
+
+    for t in tasks:  # give each emptied scf.if a valid (empty) body; the cleanup erases it
+        gb.create_block_with_parent(t.region, [])
+        gb.create_yield_op([])

@@ -1,0 +1,150 @@
+"""Warp-specialized persistent GEMM for Hopper: a 1-warp TMA producer feeds two wgmma consumer warpgroups.
+
+Tasks (``with tlx.async_tasks():``, compiled to ``ttg.warp_specialize``):
+
+* producer (``async_task(num_warps=1)``): for every k-step of every tile it owns, waits until ring slot
+  ``s`` is free (``empty[s]``), tells ``full[s]`` to expect the stage's bytes and issues three TMA loads
+  (the two 64-row halves of A and the B tile) that complete on ``full[s]``;
+* consumers (the default task and one ``async_task(num_warps=4)``): each owns one half of the
+  ``BLOCK_SIZE_M`` rows. It waits on ``full[s]``, runs ``async_dot`` keeping one wgmma in flight, and
+  releases the slot the *previous* wgmma read (``empty``, 2 arrivals per phase: one per consumer). The
+  epilogue stages its half of C in shared memory and writes it with a TMA store that overlaps the next tile.
+
+Why two consumer tasks instead of one 8-warp task: an mbarrier arrive is made by one thread of its task,
+and ``wgmma.wait_group`` only covers the issuing warpgroup; one arrival per warpgroup is the only way to
+release a slot when both halves are really done reading it.
+
+Phases: with a global k-step counter ``it``, slot ``s = it % NUM_STAGES`` is in round ``r = it //
+NUM_STAGES``; consumers wait for ``full`` phase ``r & 1``, the producer for ``empty`` phase ``(r & 1) ^ 1``
+(a fresh barrier counts its phase "1" as already complete, so the first round does not wait).
+TMA zero-fills out-of-range boxes and clips stores, so any M, N, K >= 1 work (row strides must be
+16-byte multiples, a TMA rule).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+import utlx as tlx
+from utlx.kernels.hopper_pipelined import _grouped_tile
+
+
+@triton.jit
+def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.constexpr,
+              BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+              GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr):
+    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
+    dtype = tlx.dtype_of(c_desc)
+    num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    it = 0
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for kk in tl.range(0, k_tiles, num_stages=0):
+            s = it % NUM_STAGES
+            tlx.barrier_wait(tlx.local_view(full, s), (it // NUM_STAGES) & 1)
+            acc = tlx.async_dot(tlx.local_view(bufs_A, s), tlx.local_view(bufs_B, s), acc)
+            acc = tlx.async_dot_wait(1, acc)  # the previous wgmma is done: release its slot
+            if kk > 0:
+                tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+            it += 1
+        acc = tlx.async_dot_wait(0, acc)
+        tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+
+        c_smem = tlx.local_view(buf_C, 0)
+        tlx.async_descriptor_store_wait(0)  # the previous tile's store has finished reading c_smem
+        tlx.local_store(c_smem, acc.to(dtype))
+        tlx.fence_async_shared()
+        tlx.async_descriptor_store(c_desc, c_smem, [pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N])
+    tlx.async_descriptor_store_wait(0)
+
+
+@triton.jit
+def matmul_kernel_ws_persistent(
+    a_desc, b_desc, c_desc, M, N, K,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+):
+    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
+    dtype = tlx.dtype_of(a_desc)
+    bufs_A0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    bufs_A1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    bufs_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
+    buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
+    buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
+    full = tlx.alloc_barriers(NUM_STAGES)  # producer -> consumers: the stage's bytes have landed
+    empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)  # consumers -> producer: both halves are done
+    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
+
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            _consumer(c_desc, bufs_A0, bufs_B, buf_C0, full, empty, M, N, K, 0, BLOCK_SIZE_M, BLOCK_SIZE_N,
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS)
+        with tlx.async_task(num_warps=4, registers=232):
+            _consumer(c_desc, bufs_A1, bufs_B, buf_C1, full, empty, M, N, K, 1, BLOCK_SIZE_M, BLOCK_SIZE_N,
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS)
+        with tlx.async_task(num_warps=1, registers=40):
+            num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+            k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+            it = 0
+            for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+                pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+                off_m = pid_m * BLOCK_SIZE_M
+                off_n = pid_n * BLOCK_SIZE_N
+                for kk in tl.range(0, k_tiles, num_stages=0):
+                    s = it % NUM_STAGES
+                    tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
+                    bar = tlx.local_view(full, s)
+                    tlx.barrier_expect_bytes(bar, STAGE_BYTES)
+                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, kk * BLOCK_SIZE_K], bar)
+                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, kk * BLOCK_SIZE_K],
+                                              bar)
+                    tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [kk * BLOCK_SIZE_K, off_n], bar)
+                    it += 1
+
+
+def signature(bm: int, bn: int, bk: int, dtype: str = "fp16") -> dict[str, str]:
+    """Signature for compiling without a GPU (host-side descriptors: A and C in 64-row halves)."""
+    h = bm // 2
+    return {"a_desc": f"tensordesc<{dtype}[{h}, {bk}]>", "b_desc": f"tensordesc<{dtype}[{bk}, {bn}]>",
+            "c_desc": f"tensordesc<{dtype}[{h}, {bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+
+
+def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8) -> dict[str, int]:
+    return {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
+
+
+#: (constexprs without NUM_SMS, num_warps) for H100/H200. num_warps is the default task's (one consumer
+#: warpgroup); the kernel runs 4 + 4 + 1 warps. Shared memory: 128x256x64 x3 stages = 208 KB.
+CONFIGS = [
+    (_cfg(128, 256, 64, 3), 4),
+    (_cfg(128, 128, 64, 4), 4),
+]
+
+
+def launch(a, b, c, config=0, num_sms=None):
+    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors)."""
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    const, nw = CONFIGS[config] if isinstance(config, int) else config
+    bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
+    M, K = a.shape
+    N = b.shape[1]
+    num_sms = num_sms or torch.cuda.get_device_properties(a.device).multi_processor_count
+    a_d = TensorDescriptor.from_tensor(a, [bm // 2, bk])
+    b_d = TensorDescriptor.from_tensor(b, [bk, bn])
+    c_d = TensorDescriptor.from_tensor(c, [bm // 2, bn])
+    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    grid = (min(num_sms, tiles),)
+    matmul_kernel_ws_persistent[grid](a_d, b_d, c_d, M, N, K, NUM_SMS=grid[0], num_warps=nw, **const)
+
+
+def ws_candidates() -> list[tuple[str, object, list]]:
+    """Candidates for ``utlx.matmul``: ``(name, launch, configs)``; ``launch(a, b, c, config)`` computes a @ b.
+
+    Hopper only (cuda:90, TMA + wgmma + warp specialization); A, B, C row-major with 16-byte-aligned rows.
+    """
+    return [("hopper_ws_persistent", launch, list(CONFIGS))]
