@@ -8,11 +8,14 @@ every version and a new Triton release is supported by editing one file.
 
 from __future__ import annotations
 
+import importlib
 import re
 from functools import lru_cache
+from types import ModuleType
 from typing import Any
 
 import triton
+from triton.language import core as tl
 
 #: Triton versions utlx is tested against (compile-only on the CPU, all four).
 SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
@@ -223,3 +226,111 @@ def add_descriptor_encoding_pass(pm: Any) -> None:
     from triton._C.libtriton import nvidia
 
     nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)
+
+
+# ---------------------------------------------------------------- interpreter (TRITON_INTERPRET=1)
+# The interpreter is private Triton API. Its shape is the same from 3.6 to 3.9 (``_patch_lang(fn)``
+# returning a restorable scope, ``FunctionRewriter.ast_transformer``, ``TensorHandle``,
+# ``interpreter_semantic``, ``_get_np_dtype``); when a version moves any of these, only this section changes.
+# numpy and the interpreter are imported on demand: compiling kernels needs neither.
+
+
+def triton_minor() -> str:
+    return ".".join(triton.__version__.split(".")[:2])
+
+
+def interpreter() -> ModuleType:
+    """``triton.runtime.interpreter`` (imported on demand: it is not needed to compile kernels)."""
+    return importlib.import_module("triton.runtime.interpreter")
+
+
+def interpreter_semantic() -> Any:
+    """The numpy-backed semantic object the interpreter passes as ``_semantic`` to builtins."""
+    return interpreter().interpreter_semantic
+
+
+def interpreter_builder() -> Any:
+    return interpreter().interpreter_builder
+
+
+def grid_idx() -> tuple[int, int, int]:
+    """The program id being interpreted (``InterpreterBuilder.grid_idx``)."""
+    return tuple(interpreter_builder().grid_idx)
+
+
+def np_dtype(dtype: Any) -> Any:
+    """numpy storage dtype the interpreter uses for ``dtype`` (bf16 is stored as uint16, fp8 as uint8)."""
+    return interpreter()._get_np_dtype(dtype)
+
+
+def make_tensor(data: Any, dtype: Any) -> Any:
+    """Wrap numpy ``data`` (already in ``np_dtype(dtype)``) as an interpreter ``tl.tensor``.
+
+    Scalars follow the interpreter's convention: a one-element array typed with the scalar dtype.
+    """
+    import numpy as np
+
+    handle_cls = interpreter().TensorHandle
+    if np.ndim(data) == 0:  # (np.ascontiguousarray would silently make it 1-D)
+        return tl.tensor(handle_cls(np.asarray(data).reshape(1), dtype), dtype)
+    data = np.ascontiguousarray(data)
+    return tl.tensor(handle_cls(data, dtype), tl.block_type(dtype, list(data.shape)))
+
+
+def scalar(value: int, dtype: Any = None) -> Any:
+    """A scalar interpreter tensor (one-element array, scalar type), like ``tl.program_id`` returns."""
+    import numpy as np
+
+    dtype = tl.int32 if dtype is None else dtype
+
+    return make_tensor(np.array(value, dtype=np_dtype(dtype)), dtype)
+
+
+def to_int(value: Any, what: str) -> int:
+    """A Python int from an int, constexpr or one-element interpreter tensor.
+
+    Avoids ``int(array)`` on one-element arrays, which numpy >= 2.4 rejects for ndim > 0 (the reason
+    Triton 3.6's own interpreter breaks there).
+    """
+    import numpy as np
+
+    value = tl._unwrap_if_constexpr(value)
+    if isinstance(value, tl.tensor):
+        value = value.handle.data
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            raise TypeError(f"{what}: expected a scalar, got a tensor of shape {list(value.shape)}")
+        return int(value.reshape(-1)[0])
+    if isinstance(value, (bool, int, np.integer)):
+        return int(value)
+    raise TypeError(f"{what}: expected an integer, got {type(value).__name__}")
+
+
+def to_bool(value: Any, what: str) -> bool:
+    """Truth value of a predicate (None counts as true: TLX's ``pred=None`` means unpredicated)."""
+    import numpy as np
+
+    if value is None:
+        return True
+    value = tl._unwrap_if_constexpr(value)
+    if isinstance(value, tl.tensor):
+        value = value.handle.data
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            raise TypeError(f"{what}: expected a scalar predicate, got shape {list(value.shape)}")
+        return bool(value.reshape(-1)[0])
+    return bool(value)
+
+
+def tensor_data(value: Any) -> Any:
+    return value.handle.data
+
+
+def patch_lang_owner() -> tuple[ModuleType, str]:
+    """Where the interpreter looks up ``_patch_lang`` on every launch (a module global)."""
+    return interpreter(), "_patch_lang"
+
+
+def function_rewriter() -> type:
+    """Class whose ``ast_transformer`` attribute rewrites kernel source before the interpreter runs it."""
+    return interpreter().FunctionRewriter

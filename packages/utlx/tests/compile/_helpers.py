@@ -27,7 +27,8 @@ def compile_kernel(fn: Any, signature: dict[str, str], constexprs: dict[str, Any
         consts[name] = 1
     for name in consts:
         sig[name] = "constexpr"
-    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n, t in sig.items() if t != "constexpr" and n not in unaligned}
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n, t in sig.items()
+             if t != "constexpr" and n not in unaligned}
     src = ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs)
     return triton.compile(src, target=TARGETS[target](), options={"num_warps": num_warps, **options})
 

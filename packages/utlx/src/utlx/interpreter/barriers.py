@@ -105,7 +105,7 @@ class BarrierArray:
         return len(self.barriers)
 
     def __getitem__(self, idx: object) -> Barrier:
-        from utlx.interpreter._compat import to_int
+        from utlx.compat import to_int
 
         i = to_int(idx, "barrier index")
         if not 0 <= i < len(self.barriers):

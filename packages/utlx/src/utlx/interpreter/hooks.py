@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from utlx.interpreter import _compat
+from utlx import compat as _compat
 from utlx.interpreter import state as _state
 from utlx.interpreter.tasks import rewrite_tasks
 from utlx.language._op import is_utlx_op

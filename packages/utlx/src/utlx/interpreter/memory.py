@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from triton.language import core as tl
 
-from utlx.interpreter import _compat
+from utlx import compat as _compat
 from utlx.interpreter.errors import SourceLocation, UtlxInterpreterError
 
 _ALLOC_IDS = itertools.count()

@@ -6,7 +6,7 @@ from typing import Any
 
 from triton.language import core as tl
 
-from utlx.interpreter import _compat
+from utlx import compat as _compat
 from utlx.interpreter import state as _state
 from utlx.interpreter.barriers import BarrierArray, NamedBarrier
 from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where

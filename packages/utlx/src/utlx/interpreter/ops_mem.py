@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from triton.language import core as tl
 
-from utlx.interpreter import _compat
+from utlx import compat as _compat
 from utlx.interpreter import state as _state
 from utlx.interpreter.barriers import Barrier, BarrierArray
 from utlx.interpreter.errors import UtlxHazardError, UtlxInterpreterError, kernel_location, where

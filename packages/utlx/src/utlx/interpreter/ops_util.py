@@ -7,7 +7,7 @@ from typing import Any
 
 from triton.language import core as tl
 
-from utlx.interpreter import _compat
+from utlx import compat as _compat
 from utlx.interpreter.errors import UtlxInterpreterError
 from utlx.interpreter.tasks import replica_id
 from utlx.language._dispatch import register_interpreter_impl as impl

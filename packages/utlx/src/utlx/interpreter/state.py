@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
-from utlx.interpreter import _compat
+from utlx import compat as _compat
 from utlx.interpreter.barriers import Barrier
 from utlx.interpreter.errors import SourceLocation, UtlxHazardError, where
 from utlx.interpreter.memory import BufferView, Region
