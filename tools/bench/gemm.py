@@ -408,6 +408,10 @@ def _print_row(row: dict, names: list[str]) -> None:
         print(f"    utlx.matmul chose {um['config']} ({tuning.get('source', '?')}, "
               f"{tuning.get('elapsed_s', '?')} s, {len(tuning.get('candidates', []))} candidates; "
               f"shape took {row.get('seconds', '?')} s)", flush=True)
+        timed = sorted((c for c in tuning.get("candidates", []) if c.get("ms")), key=lambda c: c["ms"])[:4]
+        if timed:
+            flops = 2.0 * row["M"] * row["N"] * row["K"]
+            print("      tuning best: " + ", ".join(f"{c['id']} {flops / (c['ms'] * 1e-3) / 1e12:.0f}" for c in timed))
 
 
 def _plot(results: dict, path: Path) -> None:

@@ -431,6 +431,9 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
     import torch
     from triton.testing import do_bench
 
+    from utlx.plugin import ensure_active
+
+    ensure_active()  # the candidates are TLX kernels
     key = _problem_key(a, b)
     M, K = a.shape
     N = b.shape[1]
