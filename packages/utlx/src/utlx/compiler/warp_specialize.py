@@ -30,15 +30,12 @@ from . import placeholder
 from .errors import UtlxCompileError
 from .placeholder import Placeholder
 
-#: Attribute put on each partition's first op so that the post-cleanup check can name the task.
-TASK_ATTR = "utlx.task"
-
 
 @dataclass
 class _Task:
     ph: Placeholder
-    block: Any  # the then-block holding the traced body
-    region: Any  # the original scf.if's then-region
+    block: Any  # the then-block holding the traced body (None: an empty body, its scf.if already folded away)
+    region: Any  # the original scf.if's then-region (None with block)
 
     @property
     def default(self) -> bool:
@@ -62,6 +59,8 @@ def _ops_of(module: Any) -> list[Any]:
 
 def _captures(ops: list[Any], task: _Task, placeholder_results: set[int]) -> tuple[list[Any], list[Any]]:
     """(values to capture, dead placeholder results) used inside ``task``'s region but defined outside it."""
+    if task.region is None:
+        return [], []
     region_id = task.region.id()
     inside = [op for op in ops if op.get_name() != "builtin.module" and region_id in _region_chain(op)]
     defined: set[int] = set()
@@ -113,8 +112,10 @@ def _create_ws(gb: Any, captures: list[Any], worker_warps: list[int], n: int) ->
     return ws, gb.create_warp_specialize_partitions(n)
 
 
-def _move_into_new_if(gb: Any, task: _Task) -> Any:
+def _move_into_new_if(gb: Any, task: _Task) -> Any | None:
     """At the builder's insertion point: ``scf.if %true`` whose then-block is the task's traced block."""
+    if task.block is None:
+        return None
     if_op = gb.create_if_op([], gb.get_int1(True), False)
     fresh = if_op.get_then_block()
     task.block.move_before(fresh)
@@ -130,32 +131,59 @@ def _dummy(gb: Any, v: Any) -> Any:
 
 
 _REMAT_ATTR = "utlx.remat"
-_SPLAT = re.compile(r'arith\.constant \{[^}]*utlx\.remat = "(\d+)"[^}]*\} dense<([^<>]*)> : tensor<[^,>]*x(\w+)')
+_TAG = re.compile(r'utlx\.remat = "(\d+)"')
+_SPLAT = re.compile(r'arith\.constant \{[^}]*\} dense<([^<>\[\]]*)> : tensor<[^,>]*x(\w+)')
+_SCALAR = re.compile(r'arith\.constant \{[^}]*\} (?:(true|false)|(-?\d+) : (i\d+))')
+_RANGE = re.compile(r'tt\.make_range \{(?=[^}]*end = (-?\d+))(?=[^}]*start = (-?\d+))')
+#: Tensor ops without operands that a partition can simply re-create (and CSE may have merged with the
+#: kernel's own copy outside the task).
+_REMAT_OPS = ("arith.constant", "tt.make_range")
 
 
-def _splat_constants(module: Any, gb: Any, ops: list[Any], values: list[Any]) -> dict[int, tuple[Any, tuple]]:
-    """Captured splat tensor constants, to be re-created inside each partition: ``{value id: (type, scalar)}``.
+def _rematerializable(module: Any, gb: Any, ops: list[Any], values: list[Any]) -> dict[int, Any]:
+    """Captured tensors that each partition re-creates instead: ``{value id: make(gb) -> value}``.
 
     Why: the canonicalizer hoists every constant (e.g. ``tl.zeros`` of an accumulator) to the kernel's
-    entry block, so a task body sees it as a capture; Triton 3.6 cannot pass a tensor into a partition
-    ("shared memory size for scalar type is unspecified"). The Python API cannot read a constant's value,
-    so the constant op is tagged and its printed form read back.
+    entry block and CSE merges a task's ``tl.arange`` with an identical one outside, so a task body sees
+    them as captures; Triton 3.6 cannot pass a tensor into a partition ("shared memory size for scalar
+    type is unspecified") and a tensor laid out for another warp count would be wrong anyway. Integer
+    scalar constants are re-created too (3.6 would pass each through shared memory). The Python
+    API cannot read an op's integer or dense attributes, so each op is tagged and its printed form read.
     """
-    const_ids = {op.get_result(0).id() for op in ops if op.get_name() == "arith.constant"}
+    kinds = {op.get_result(0).id(): op.get_name() for op in ops if op.get_name() in _REMAT_OPS}
     tagged = {}
     for v in values:
-        if v.id() in const_ids and _is_tensor(v):
+        if v.id() in kinds and (_is_tensor(v) or re.fullmatch(r"i\d+", str(v.get_type()))):
             tag = str(len(tagged))
             v.set_attr(_REMAT_ATTR, gb.get_string_attr(tag))
             tagged[tag] = v
-    if not tagged:
-        return {}
-    out = {}
-    for tag, literal, elem in _SPLAT.findall(str(module)):
-        v = tagged.pop(tag, None)
-        if v is not None and not literal.startswith("["):
-            out[v.id()] = (v.get_type(), (elem, literal))
+    out: dict[int, Any] = {}
+    for line in str(module).splitlines() if tagged else ():
+        m = _TAG.search(line)
+        v = tagged.pop(m.group(1), None) if m else None
+        if v is None:
+            continue
+        ty = v.get_type()
+        splat, rng, scalar = _SPLAT.search(line), _RANGE.search(line), _SCALAR.search(line)
+        if scalar and not _is_tensor(v):
+            out[v.id()] = _scalar_maker(scalar.group(3) or "i1", scalar.group(1) or scalar.group(2))
+        elif splat:
+            out[v.id()] = _splat_maker(ty, splat.group(2), splat.group(1))
+        elif rng:
+            out[v.id()] = _range_maker(ty, int(rng.group(2)), int(rng.group(1)))
     return out
+
+
+def _splat_maker(ty: Any, elem: str, literal: str) -> Any:
+    return lambda gb: gb.create_splat(ty, _scalar(gb, elem, literal))
+
+
+def _scalar_maker(elem: str, literal: str) -> Any:
+    return lambda gb: _scalar(gb, elem, literal)
+
+
+def _range_maker(ty: Any, start: int, end: int) -> Any:
+    return lambda gb: gb.create_make_range(ty, start, end)
 
 
 def _scalar(gb: Any, elem: str, literal: str) -> Any:
@@ -195,12 +223,12 @@ def lower_region(low: Any, ph: Placeholder) -> None:
     tasks = []
     for uid in ph.attrs["tasks"]:
         block = _then_block_of(module, by_uid[uid])
-        tasks.append(_Task(ph=by_uid[uid], block=block, region=block.get_parent()))
+        tasks.append(_Task(ph=by_uid[uid], block=block, region=None if block is None else block.get_parent()))
     _build(module, gb, ph, tasks, {p.result.id() for p in found})
 
 
-def _then_block_of(module: Any, ph: Placeholder) -> Any:
-    """The then-block of the ``scf.if`` conditioned on task marker ``ph``."""
+def _then_block_of(module: Any, ph: Placeholder) -> Any | None:
+    """The then-block of the ``scf.if`` conditioned on task marker ``ph`` (None when the body was empty)."""
     cond = ph.result.id()
     hit: list[Any] = []
 
@@ -209,6 +237,8 @@ def _then_block_of(module: Any, ph: Placeholder) -> Any:
             hit.append(op)
 
     module.walk(visit)
+    if not hit:  # an empty task body: the canonicalizer removed its scf.if
+        return None
     if len(hit) != 1:
         raise UtlxCompileError("async_task", f"lost its region while compiling ({ph.describe()})")
     # The if op's first region holds one block; find it through an op inside it (the yield at least).
@@ -230,7 +260,7 @@ def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placehold
         for v in c:
             caps.setdefault(v.id(), v)
         dead.append(d)
-    remat = _splat_constants(module, gb, ops, list(caps.values()))
+    remat = _rematerializable(module, gb, ops, list(caps.values()))
     captures = [v for v in caps.values() if v.id() not in remat]
     for v in captures:
         if _is_tensor(v):
@@ -252,17 +282,18 @@ def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placehold
     types = [v.get_type() for v in captures]
     for i, (t, d) in enumerate(zip(workers, dead, strict=True)):
         block = gb.create_block_with_parent(parts.get_region(i), types)
-        if_op = _move_into_new_if(gb, t)
-        if_op.set_attr(TASK_ATTR, gb.get_string_attr(t.ph.describe()))
+        _move_into_new_if(gb, t)
         gb.create_warp_return()
         for k, v in enumerate(captures):
             block.replace_use_in_block_with(v, block.get_argument(k))
         gb.set_insertion_point_to_start(block)
         for v in d:
             block.replace_use_in_block_with(v, _dummy(gb, v))
-        for v, (ty, scalar) in remat.items():
-            block.replace_use_in_block_with(v_by_id[v], gb.create_splat(ty, _scalar(gb, *scalar)))
+        for key, make in remat.items():
+            block.replace_use_in_block_with(v_by_id[key], make(gb))
 
     for t in tasks:  # give each emptied scf.if a valid (empty) body; the cleanup erases it
+        if t.region is None:
+            continue
         gb.create_block_with_parent(t.region, [])
         gb.create_yield_op([])
