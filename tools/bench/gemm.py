@@ -264,6 +264,15 @@ def bench_shape(impls: dict[str, Impl | Exception], M: int, N: int, K: int, *, r
                 samples[impl.name].append(_bench(lambda impl=impl: impl.run(a, b, c), rep_ms))
             except Exception as exc:
                 row["impls"][impl.name]["error"] = f"timing: {type(exc).__name__}: {exc}"[:300]
+    for impl in ready:  # host cost per call (launch-bound small shapes show it): 50 calls, no sync inside
+        try:
+            t0 = time.perf_counter()
+            for _ in range(50):
+                impl.run(a, b, c)
+            row["impls"][impl.name]["host_us_per_call"] = round((time.perf_counter() - t0) / 50 * 1e6, 1)
+            torch.cuda.synchronize()
+        except Exception as exc:
+            row["impls"][impl.name]["host_us_per_call"] = f"{type(exc).__name__}: {exc}"[:100]
     flops = 2.0 * M * N * K
     for name, ms_list in samples.items():
         cell = row["impls"][name]
@@ -402,6 +411,10 @@ def _print_row(row: dict, names: list[str]) -> None:
         cell = row["impls"].get(n, {})
         if "error" in cell:
             print(f"    {n}: {cell['error']}")
+    host = {n: row["impls"][n]["host_us_per_call"] for n in names
+            if isinstance(row["impls"].get(n, {}).get("host_us_per_call"), float)}
+    if host:
+        print("    host us/call: " + ", ".join(f"{n} {v:.1f}" for n, v in host.items()))
     um = row["impls"].get("utlx.matmul", {})
     if um.get("config"):
         tuning = um.get("tuning", {})

@@ -13,6 +13,11 @@ A counter carried across tiles (``it``) gives every k-step a global index, from 
 the barrier phase follow. Descriptors are host-side ``triton.tools.tensor_descriptor.TensorDescriptor``s
 (block shapes ``[BM, BK]``, ``[BK, BN]``, ``[BM, BN]``); TMA zero-fills out-of-range boxes and clips the
 store, so any M, N, K work.
+
+Launch (:func:`launch`, :func:`make_launcher`): ``grid_mode="persistent"`` runs ``min(#SMs, tiles)``
+programs; ``"tiles"`` (the split grid) runs one program per tile and lets the hardware overlap blocks.
+:data:`CONFIGS` and :data:`TILE_CONFIGS` are the H100/H200 configurations ``utlx.matmul`` tries;
+:func:`smem_bytes` / :func:`fits` check the 227 KB per-block limit before compiling.
 """
 
 from __future__ import annotations
