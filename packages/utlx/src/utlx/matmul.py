@@ -444,12 +444,13 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
     with _LOCK:
         if not force and key in _REPORTS:
             return _REPORTS[key]
-        cands = for_problem(candidates(info.kind, aligned, a.element_size()), M, N, info.num_sms)
+        space = candidates(info.kind, aligned, a.element_size())
+        cands = for_problem(space, M, N, info.num_sms)
         cache = cache if cache is not None else TuningCache(default_cache_path() if use_disk_cache else None)
         disk_key = TuningCache.key(info.name, str(a.dtype).replace("torch.", ""), aligned, M, N, K)
         if not force:
             cached_id = cache.get(disk_key)
-            hit = next((cand for cand in cands if cand.id == cached_id), None)
+            hit = next((cand for cand in space if cand.id == cached_id), None)
             if hit is not None:
                 report = TuneReport(hit, [CandidateResult(hit.id, "ok", "from the disk cache")], "disk-cache")
                 _PLANS[key] = hit.bind(M, N, K, info.num_sms)
