@@ -35,7 +35,7 @@ def compiled():
 def test_ttgir_has_one_warp_specialize_with_a_1_warp_producer(compiled):
     ttgir = compiled.asm["ttgir"]
     assert ttgir.count("ttg.warp_specialize(") == 1
-    assert "requestedRegisters = array<i32: 232, 40>" in ttgir
+    assert "requestedRegisters = array<i32: 216, 40>" in ttgir
     parts = re.findall(r"partition(\d)\(.*\) num_warps\((\d)\)", ttgir)
     assert parts == [("0", "4"), ("1", "1")]
     assert "utlx|" not in ttgir and "tt.descriptor_load" not in ttgir  # stand-ins and anchors gone
@@ -56,7 +56,7 @@ def test_ptx_shows_tma_mbarriers_wgmma_and_register_reallocation(compiled):
     assert re.search(r"mbarrier\.arrive\.shared::cta\.b64", ptx)  # consumers release slots
     assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ptx
     regs = set(re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+);", ptx))
-    assert {"232", "40"} <= regs
+    assert {"216", "40"} <= regs
 
 
 def test_shared_memory_holds_both_rings_and_c_halves(compiled):
