@@ -228,6 +228,20 @@ def add_descriptor_encoding_pass(pm: Any) -> None:
     nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)
 
 
+def create_warp_specialize(gb: Any, captures: list[Any], worker_warps: list[int], n: int) -> tuple[Any, Any]:
+    """(``ttg.warp_specialize`` op, its partitions op) with an empty default region block.
+
+    3.6 puts the captured values on the outer op; 3.7+ on the partitions op.
+    """
+    if version_at_least(3, 7):
+        ws = gb.create_warp_specialize([], worker_warps)
+        gb.create_block_with_parent(ws.get_partition_op_holder(), [])
+        return ws, gb.create_warp_specialize_partitions(captures, n)
+    ws = gb.create_warp_specialize([], captures, worker_warps)
+    gb.create_block_with_parent(ws.get_partition_op_holder(), [])
+    return ws, gb.create_warp_specialize_partitions(n)
+
+
 # ---------------------------------------------------------------- interpreter (TRITON_INTERPRET=1)
 # The interpreter is private Triton API. Its shape is the same from 3.6 to 3.9 (``_patch_lang(fn)``
 # returning a restorable scope, ``FunctionRewriter.ast_transformer``, ``TensorHandle``,

@@ -36,6 +36,7 @@ import triton
 from utlx.__about__ import __version__
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
+from utlx.kernels import hopper_ws_persistent as ws
 
 Launcher = Callable[[Any, Any, Any], None]
 
@@ -63,7 +64,7 @@ REGISTER_STAGED_NVIDIA = [(_cfg(128, 128, 64, 2), 8), (_cfg(64, 64, 32, 2), 4)]
 class Candidate:
     """One kernel family plus one configuration (constexprs, num_warps) and grid mode."""
 
-    family: str  # "tma_persistent" | "hopper_pipelined" | "register_staged"
+    family: str  # "tma_persistent" | "ws_persistent" | "hopper_pipelined" | "register_staged"
     constexprs: tuple[tuple[str, int], ...]
     num_warps: int
     grid_mode: str = "tiles"  # TMA kernel: "persistent" or "tiles"; the pointer kernels are one program per tile
@@ -89,6 +90,8 @@ class Candidate:
         c = self.config
         if self.family == "tma_persistent":
             return tma.smem_bytes(c, elem_bytes)
+        if self.family == "ws_persistent":
+            return ws.smem_bytes(c, elem_bytes)
         if self.family == "hopper_pipelined":
             return c["NUM_STAGES"] * (c["BLOCK_SIZE_M"] + c["BLOCK_SIZE_N"]) * c["BLOCK_SIZE_K"] * elem_bytes
         return None
@@ -104,6 +107,9 @@ class Candidate:
         """A ``run(a, b, c)`` for this problem size with the grid and arguments computed once."""
         if self.family == "tma_persistent":
             return tma.make_launcher(M, N, (self.config, self.num_warps), num_sms, self.grid_mode)
+        if self.family == "ws_persistent":
+            config = (self.config, self.num_warps)
+            return lambda a, b, c: ws.launch(a, b, c, config=config, num_sms=num_sms)
         kernel_fn = {"hopper_pipelined": hopper_pipelined.matmul_kernel_pipelined_hopper,
                      "register_staged": amd_pipelined.matmul_kernel_pipelined_amd}[self.family]
         const = self.config
@@ -132,6 +138,13 @@ def fallback_candidates(kind: str) -> list[Candidate]:
     return _make("register_staged", configs)
 
 
+def ws_enabled() -> bool:
+    """The warp-specialized kernel is a candidate unless ``UTLX_MATMUL_WS=0``."""
+    import os
+
+    return os.environ.get("UTLX_MATMUL_WS", "1").strip() not in ("0", "")
+
+
 def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = SMEM_LIMIT) -> list[Candidate]:
     """Candidates for a device kind ("hopper", "nvidia", "amd") and input alignment, best guesses first.
 
@@ -143,6 +156,8 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
         return fallback_candidates(kind)
     out = (_make("tma_persistent", tma.CONFIGS, "persistent") + _make("tma_persistent", tma.TILE_CONFIGS, "tiles")
            + _make("hopper_pipelined", list(hopper_pipelined.CONFIGS) + PIPELINED_EXTRA))
+    if ws_enabled():
+        out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent")
     seen: set[str] = set()
     kept = []
     for cand in out:

@@ -14,6 +14,7 @@ import pytest
 from _helpers import compile_kernel
 from utlx.kernels import hopper_pipelined as hp
 from utlx.kernels import hopper_tma_persistent as tp
+from utlx.kernels import hopper_ws_persistent as ws
 
 m = importlib.import_module("utlx.matmul")  # ``utlx.matmul`` the attribute is the function
 
@@ -314,6 +315,15 @@ def test_candidate_compiles_for_sm90(cand):
         k = compile_kernel(tp.matmul_kernel_tma_persistent, tp.signature(bm, bn, bk), dict(c, NUM_SMS=stride),
                            "cuda:90", cand.num_warps)
         assert "cp.async.bulk.tensor.2d" in k.asm["ptx"]
+    elif cand.family == "ws_persistent":
+        k = compile_kernel(ws.matmul_kernel_ws_persistent, ws.signature(bm, bn, bk), dict(c, NUM_SMS=132),
+                           "cuda:90", cand.num_warps)
+        assert "setmaxnreg" in k.asm["ptx"] and "cp.async.bulk.tensor.2d" in k.asm["ptx"]
+        # the estimate is an upper bound (barriers and alignment are not modelled byte for byte)
+        assert k.metadata.shared <= cand.smem_bytes() <= m.SMEM_LIMIT
+        assert cand.smem_bytes() - k.metadata.shared < ws.SMEM_SLACK
+        assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]
+        return
     else:
         k = compile_kernel(hp.matmul_kernel_pipelined_hopper, hp.SIGNATURE, c, "cuda:90", cand.num_warps,
                            ones=("stride_ak", "stride_bn", "stride_cn"))

@@ -102,14 +102,8 @@ def _check_warps(inside: list[Any], ph: Placeholder) -> None:
 
 
 def _create_ws(gb: Any, captures: list[Any], worker_warps: list[int], n: int) -> tuple[Any, Any]:
-    """(warp_specialize op, partitions op). 3.6 puts the captures on the outer op, 3.7+ on the partitions op."""
-    if compat.version_at_least(3, 7):
-        ws = gb.create_warp_specialize([], worker_warps)
-        gb.create_block_with_parent(ws.get_partition_op_holder(), [])
-        return ws, gb.create_warp_specialize_partitions(captures, n)
-    ws = gb.create_warp_specialize([], captures, worker_warps)
-    gb.create_block_with_parent(ws.get_partition_op_holder(), [])
-    return ws, gb.create_warp_specialize_partitions(n)
+    """(warp_specialize op, partitions op); where the captures go differs by version (see compat)."""
+    return compat.create_warp_specialize(gb, captures, worker_warps, n)
 
 
 def _move_into_new_if(gb: Any, task: _Task) -> Any | None:

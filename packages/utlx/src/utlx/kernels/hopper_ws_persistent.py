@@ -126,6 +126,16 @@ CONFIGS = [
 ]
 
 
+#: Barriers and alignment on top of the rings and the epilogue tile (measured: 224-232 bytes on 3.8).
+SMEM_SLACK = 1024
+
+
+def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
+    """Upper bound of the shared memory one block uses: the A/B rings, the C tile, barriers and slack."""
+    bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
+    return const["NUM_STAGES"] * (bm + bn) * bk * elem_bytes + bm * bn * elem_bytes + SMEM_SLACK
+
+
 def launch(a, b, c, config=0, num_sms=None):
     """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors)."""
     import torch
