@@ -23,7 +23,7 @@ from .errors import (  # noqa: E402
     TritonxError,
     UnknownPassError,
 )
-from .integration.activation import activate, active, deactivate, pipeline  # noqa: E402
+from .integration.activation import activate, active, active_key, deactivate, pipeline  # noqa: E402
 from .integration.capture import capture, compile_for  # noqa: E402
 from .integration.context import PassContext  # noqa: E402
 from .model.passes import Capture, PassInfo  # noqa: E402
@@ -74,6 +74,7 @@ __all__ = [
     "__version__",
     "activate",
     "active",
+    "active_key",
     "apply_environment",
     "capture",
     "check_native",

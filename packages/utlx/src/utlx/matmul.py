@@ -33,6 +33,7 @@ from typing import Any
 
 import triton
 
+from utlx import compat
 from utlx.__about__ import __version__
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
@@ -108,18 +109,15 @@ class Candidate:
         if self.family == "tma_persistent":
             return tma.make_launcher(M, N, (self.config, self.num_warps), num_sms, self.grid_mode)
         if self.family == "ws_persistent":
-            config = (self.config, self.num_warps)
-            return lambda a, b, c: ws.launch(a, b, c, config=config, num_sms=num_sms)
+            return ws.make_launcher(M, N, (self.config, self.num_warps), num_sms)
         kernel_fn = {"hopper_pipelined": hopper_pipelined.matmul_kernel_pipelined_hopper,
                      "register_staged": amd_pipelined.matmul_kernel_pipelined_amd}[self.family]
         const = self.config
         grid = (triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"]),)
-        kernel = kernel_fn[grid]
-        kwargs = dict(const, num_warps=self.num_warps)
+        kernel = compat.FastLaunch(kernel_fn, grid, const, self.num_warps)
 
         def run(a: Any, b: Any, c: Any) -> None:
-            kernel(a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                   **kwargs)
+            kernel(a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
 
         return run
 
@@ -155,7 +153,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     if kind != "hopper" or not aligned:
         return fallback_candidates(kind)
     out = (_make("tma_persistent", tma.CONFIGS, "persistent") + _make("tma_persistent", tma.TILE_CONFIGS, "tiles")
-           + _make("hopper_pipelined", list(hopper_pipelined.CONFIGS) + PIPELINED_EXTRA))
+           + _make("hopper_pipelined", list(hopper_pipelined.GPU_VERIFIED_CONFIGS) + PIPELINED_EXTRA))
     if ws_enabled():
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent")
     seen: set[str] = set()

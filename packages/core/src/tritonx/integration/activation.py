@@ -147,6 +147,11 @@ def active() -> tuple[Pipeline, ...]:
     return state.pipelines
 
 
+def active_key() -> str:
+    """Digest of the globally active pipelines ('' when none): O(1), for callers that cache launches."""
+    return state.key
+
+
 # --------------------------------------------------------------------------------------------------
 # Per-kernel pipelines
 # --------------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import triton
 import triton.language as tl
 
 import utlx as tlx
+from utlx import compat
 from utlx.kernels.hopper_pipelined import _grouped_tile
 
 
@@ -172,13 +173,12 @@ def make_launcher(M: int, N: int, config, num_sms: int, grid_mode: str = "persis
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
     programs, stride = grid_for(M, N, const, num_sms, grid_mode)
     grid = (programs,)
-    kwargs = dict(const, NUM_SMS=stride, num_warps=nw)
-    kernel = matmul_kernel_tma_persistent[grid]
+    kernel = compat.FastLaunch(matmul_kernel_tma_persistent, grid, dict(const, NUM_SMS=stride), nw)
     from_tensor = TensorDescriptor.from_tensor
 
     def run(a, b, c):
         kernel(from_tensor(a, [bm, bk]), from_tensor(b, [bk, bn]), from_tensor(c, [bm, bn]),
-               a.shape[0], b.shape[1], a.shape[1], **kwargs)
+               a.shape[0], b.shape[1], a.shape[1])
 
     return run
 

@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 import utlx as tlx
+from utlx import compat
 from utlx.kernels.hopper_pipelined import _grouped_tile
 
 
@@ -134,6 +135,23 @@ def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
     """Upper bound of the shared memory one block uses: the A/B rings, the C tile, barriers and slack."""
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
     return const["NUM_STAGES"] * (bm + bn) * bk * elem_bytes + bm * bn * elem_bytes + SMEM_SLACK
+
+
+def make_launcher(M: int, N: int, config, num_sms: int):
+    """A ``run(a, b, c)`` for one problem size: grid computed once, descriptors per call, fast launches."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    const, nw = config
+    bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
+    grid = (min(num_sms, triton.cdiv(M, bm) * triton.cdiv(N, bn)),)
+    kernel = compat.FastLaunch(matmul_kernel_ws_persistent, grid, dict(const, NUM_SMS=grid[0]), nw)
+    from_tensor = TensorDescriptor.from_tensor
+
+    def run(a, b, c):
+        kernel(from_tensor(a, [bm // 2, bk]), from_tensor(b, [bk, bn]), from_tensor(c, [bm // 2, bn]),
+               a.shape[0], b.shape[1], a.shape[1])
+
+    return run
 
 
 def launch(a, b, c, config=0, num_sms=None):

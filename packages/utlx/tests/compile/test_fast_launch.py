@@ -1,0 +1,67 @@
+"""compat.FastLaunch: the JIT once per specialization, then CompiledKernel[grid] with every parameter."""
+
+from __future__ import annotations
+
+import tritonx
+from utlx import compat
+
+
+class FakeCompiled:
+    def __init__(self, log):
+        self.log = log
+
+    def __getitem__(self, grid):
+        return lambda *args: self.log.append(("fast", grid, args))
+
+
+class FakeJit:
+    arg_names = ["a", "n", "BLOCK", "STAGES"]
+
+    def __init__(self):
+        self.log = []
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.log.append(("jit", grid, args, kwargs))
+            return FakeCompiled(self.log)
+
+        return launch
+
+
+class Ptr:
+    def __init__(self, addr):
+        self.addr = addr
+
+    def data_ptr(self):
+        return self.addr
+
+
+def test_first_call_jits_later_calls_skip_binding():
+    jit = FakeJit()
+    fl = compat.FastLaunch(jit, (4,), {"BLOCK": 128, "STAGES": 3}, num_warps=8)
+    fl(Ptr(1024), 64)
+    fl(Ptr(2048), 64)
+    kind, grid, args, kwargs = jit.log[0]
+    assert (kind, grid, args[1], kwargs) == ("jit", (4,), 64, {"BLOCK": 128, "STAGES": 3, "num_warps": 8})
+    kind, grid, args = jit.log[1]
+    assert kind == "fast" and grid == (4,) and args[1:] == (64, 128, 3)  # constexprs in declaration order
+
+
+def test_new_specialization_goes_through_the_jit_again():
+    jit = FakeJit()
+    fl = compat.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
+    fl(Ptr(1024), 64)
+    fl(Ptr(1026), 64)  # misaligned pointer: another specialization
+    fl(Ptr(1024), 65)  # n no longer divisible by 16
+    assert [e[0] for e in jit.log] == ["jit", "jit", "jit"]
+    fl(Ptr(4096), 64)
+    assert jit.log[-1][0] == "fast"
+
+
+def test_active_pipelines_are_part_of_the_key():
+    jit = FakeJit()
+    fl = compat.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
+    fl(Ptr(1024), 64)
+    with tritonx.activate(tritonx.Pipeline("fast-launch-key")):
+        fl(Ptr(1024), 64)
+    assert [e[0] for e in jit.log] == ["jit", "jit"]
