@@ -270,7 +270,8 @@ class FastLaunch:
             if self._tail is None:
                 names = self.jit_fn.arg_names[len(args):]
                 self._tail = tuple(self.constexprs[n] for n in names)
-            self._runners[key] = compiled[self.grid]
+            # CompiledKernel's runner indexes grid[0..2]: pad like the JIT does
+            self._runners[key] = compiled[tuple(self.grid) + (1,) * (3 - len(self.grid))]
             return
         runner(*args, *self._tail)
 
