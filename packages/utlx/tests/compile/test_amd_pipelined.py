@@ -21,6 +21,7 @@ def _spills(asm: str) -> int:
     return sum(int(c) for c in counts)
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize(("arch", "config"), [("gfx942", 0), ("gfx950", 1), ("gfx942", 2)])
 def test_amd_register_staged_gemm(arch, config):
     const, nw = ap.CONFIGS[config]
@@ -48,6 +49,7 @@ def test_same_source_compiles_for_hopper():
     assert "st.shared" in ptx
 
 
+@pytest.mark.smoke
 def test_nvidia_only_op_on_amd_names_op_target_and_alternative():
     import triton
 

@@ -17,6 +17,7 @@ def compiled():
     return compile_kernel(hp.matmul_kernel_pipelined_hopper, hp.SIGNATURE, const, "cuda:90", nw, ONES)
 
 
+@pytest.mark.smoke
 def test_ptx_has_cp_async_ring(compiled):
     ptx = compiled.asm["ptx"]
     # A 128x64 + B 64x256 fp16 tile = 48 KiB = 12 16-byte copies per thread (256 threads), issued in
@@ -27,6 +28,7 @@ def test_ptx_has_cp_async_ring(compiled):
     assert re.findall(r"cp\.async\.wait_group\s+(\d+);", ptx) == ["1"]
 
 
+@pytest.mark.smoke
 def test_ptx_has_async_wgmma(compiled):
     ptx = compiled.asm["ptx"]
     # BLOCK_K = 64 is 4 wgmma k-steps of 16, instruction shape m64n256k16.

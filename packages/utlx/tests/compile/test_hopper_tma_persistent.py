@@ -16,6 +16,7 @@ def compiled():
                           "cuda:90", nw)
 
 
+@pytest.mark.smoke
 def test_ptx_uses_tma_mbarriers_and_wgmma(compiled):
     ptx = compiled.asm["ptx"]
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::(cta|cluster)\.global\.mbarrier::complete_tx::bytes", ptx)

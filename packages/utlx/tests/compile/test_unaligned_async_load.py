@@ -32,6 +32,7 @@ def _cp_async(ptx: str) -> int:
     return len(re.findall(r"cp\.async\.c[ga]\.shared\.global", ptx))
 
 
+@pytest.mark.smoke
 def test_unaligned_row_strides_fall_back_to_synchronous_loads():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -47,6 +47,7 @@ def test_ttgir_has_one_warp_specialize_with_a_1_warp_producer(compiled):
     assert "ttng.warp_group_dot" in default and "ttng.arrive_barrier" in default
 
 
+@pytest.mark.smoke
 def test_ptx_shows_tma_mbarriers_wgmma_and_register_reallocation(compiled):
     ptx = compiled.asm["ptx"]
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::(cta|cluster)\.global\.mbarrier::complete_tx::bytes", ptx)
