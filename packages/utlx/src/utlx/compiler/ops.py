@@ -50,6 +50,25 @@ def _c(x: Any) -> Any:
     return x
 
 
+def _show(x: Any) -> str:
+    """A readable description of an argument for an error message (runtime tensors have no useful repr)."""
+    x = _c(x)
+    if isinstance(x, tl.tensor):
+        kind = f"a tensor of shape {_shape(x)}" if x.type.is_block() else f"a runtime {x.dtype} scalar"
+        return f"{kind} (not a compile-time value)"
+    if isinstance(x, (tuple, list)):
+        return "(" + ", ".join(_show(v) for v in x) + ")"
+    return repr(x)
+
+
+def _shape(t: Any) -> list[int]:
+    """``t.shape`` as plain ints (tensor shapes hold ``constexpr``s, which print badly)."""
+    return [int(_c(s)) for s in t.shape]
+
+
+_CONSTEXPR_HINT = "declare the kernel parameter as tl.constexpr (or use a literal)"
+
+
 def _ints(op: str, name: str, x: Any) -> list[int]:
     x = _c(x)
     if isinstance(x, int):
@@ -57,7 +76,8 @@ def _ints(op: str, name: str, x: Any) -> list[int]:
     try:
         out = [int(_c(v)) for v in x]
     except (TypeError, ValueError):
-        raise UtlxCompileError(op, f"'{name}' must be a tuple of compile-time ints, got {x!r}") from None
+        raise UtlxCompileError(op, f"'{name}' must be a tuple of compile-time ints, got {_show(x)}",
+                               hint=_CONSTEXPR_HINT) from None
     if any(v <= 0 for v in out) and name == "shape":
         raise UtlxCompileError(op, f"'{name}' must be positive, got {out}")
     return out
@@ -124,6 +144,15 @@ def _smem_account(_semantic: Any, target: Target, nbytes: int, op: str) -> None:
                                hint="use fewer buffers (num) or smaller tiles")
 
 
+def _tl_name(dtype: Any) -> str:
+    """``tl.float16`` for fp16: the spelling a user types."""
+    for name in ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                 "float8e4nv", "float8e5"):
+        if getattr(tl, name, None) == dtype:
+            return f"tl.{name}"
+    return str(dtype)
+
+
 def _dtype_size(dtype: Any) -> int:
     return max(1, dtype.primitive_bitwidth // 8)
 
@@ -167,7 +196,8 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
         raise UtlxCompileError(op, f"'dtype' must be a tl.dtype, got {dtype!r}")
     n = _c(num)
     if not isinstance(n, int) or n < 1:
-        raise UtlxCompileError(op, f"'num' must be a compile-time int >= 1, got {n!r}")
+        raise UtlxCompileError(op, f"'num' must be a compile-time int >= 1, got {_show(n)}",
+                               hint="allocate at least one buffer" if isinstance(n, int) else _CONSTEXPR_HINT)
     storage_name = str(_c(storage) or "smem").split(".")[-1]
     if storage_name not in ("smem", "shared"):
         raise UtlxCompileError(op, f"storage {storage_name!r} is not supported on stock Triton (only smem)",
@@ -193,7 +223,9 @@ def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) ->
                                f"got {type(bufs).__name__}")
     idx_c = _c(buffer_idx)
     if isinstance(idx_c, int) and not 0 <= idx_c < bufs.type.num:
-        raise UtlxCompileError(op, f"buffer index {idx_c} is out of range for {bufs.type.num} buffers")
+        raise UtlxCompileError(op, f"buffer index {idx_c} is out of range for {bufs.type.num} buffers",
+                               hint=f"valid indices are 0..{bufs.type.num - 1}; allocate more buffers or wrap the "
+                               f"index (i % {bufs.type.num})")
     idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
     kind = "barrier" if isinstance(bufs, values.Barriers) else "view"
     h = placeholder.emit(_semantic, op, {"kind": kind}, handles=[bufs.handle, idx], pure=True)
@@ -205,13 +237,14 @@ def local_slice(_semantic: Any, buffer: Any, offset: Any, shape: Any) -> values.
     """A static sub-block ``[offset, offset+shape)`` of one buffer (``ttg.memdesc_subslice``)."""
     op = "local_slice"
     view = _expect(op, buffer, values.SharedView, "buffer")
-    off = [int(v) for v in _c(offset)]
+    off = _ints(op, "offset", offset)
     shp = _ints(op, "shape", shape)
     if len(off) != len(view.shape) or len(shp) != len(view.shape):
         raise UtlxCompileError(op, f"offset {off} and shape {shp} must have rank {len(view.shape)}")
     for o, s, full in zip(off, shp, view.shape, strict=True):
         if o < 0 or o + s > full:
-            raise UtlxCompileError(op, f"slice offset {off} + shape {shp} exceeds the buffer shape {list(view.shape)}")
+            raise UtlxCompileError(op, f"slice offset {off} + shape {shp} exceeds the buffer shape {list(view.shape)}",
+                                   hint="keep offset + shape within the buffer in every dimension")
     h = placeholder.emit(_semantic, op, {"offset": off, "shape": shp}, handles=[view.handle], pure=True)
     return values.make("view", h, shape=shp, dtype=view.dtype, num=1)
 
@@ -234,10 +267,12 @@ def local_store(_semantic: Any, dst: Any, src: Any) -> None:
     view = _expect(op, dst, values.SharedView, "dst")
     if not isinstance(src, tl.tensor) or not src.type.is_block():
         raise UtlxCompileError(op, f"'src' must be a tensor, got {type(src).__name__}")
-    if list(src.shape) != list(view.shape):
-        raise UtlxCompileError(op, f"shape mismatch: tensor {list(src.shape)} vs buffer {list(view.shape)}")
+    if _shape(src) != list(view.shape):
+        raise UtlxCompileError(op, f"shape mismatch: tensor {_shape(src)} vs buffer {list(view.shape)}",
+                               hint="store a tensor of the view's shape (or tlx.local_slice the view to the tensor's)")
     if src.dtype != view.dtype:
-        raise UtlxCompileError(op, f"dtype mismatch: tensor {src.dtype} vs buffer {view.dtype}")
+        raise UtlxCompileError(op, f"dtype mismatch: tensor {src.dtype} vs buffer {view.dtype}",
+                               hint=f"cast first: x.to({_tl_name(view.dtype)})")
     placeholder.emit(_semantic, op, {}, handles=[view.handle], tensors=[src])
 
 
@@ -258,10 +293,13 @@ def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: A
                                "(use tlx.async_descriptor_load for TMA)", target=target.name)
     if not isinstance(src, tl.tensor) or not src.type.is_block() or not src.dtype.is_ptr():
         raise UtlxCompileError(op, f"'src' must be a tensor of pointers, got {getattr(src, 'type', src)}")
-    if list(src.shape) != list(view.shape):
-        raise UtlxCompileError(op, f"shape mismatch: pointers {list(src.shape)} vs buffer {list(view.shape)}")
+    if _shape(src) != list(view.shape):
+        raise UtlxCompileError(op, f"shape mismatch: pointers {_shape(src)} vs buffer {list(view.shape)}",
+                               hint="the pointer block must have the view's shape")
     if src.dtype.element_ty != view.dtype:
-        raise UtlxCompileError(op, f"dtype mismatch: pointers to {src.dtype.element_ty} vs buffer {view.dtype}")
+        raise UtlxCompileError(op, f"dtype mismatch: pointers to {src.dtype.element_ty} vs buffer {view.dtype}",
+                               hint="cp.async copies bytes without converting; allocate the buffer with "
+                               "tlx.dtype_of(ptr), or tl.load + cast + tlx.local_store")
     tensors = [src]
     mask = _c(mask)
     other = _c(other)
@@ -301,7 +339,7 @@ def async_load_wait_group(_semantic: Any, pendings: Any, tokens: Any = None) -> 
     _nvidia_only(op, from_semantic(_semantic))
     n = _c(pendings)
     if not isinstance(n, int) or isinstance(n, bool):
-        raise UtlxCompileError(op, f"'pendings' must be a compile-time int, got {type(n).__name__}")
+        raise UtlxCompileError(op, f"'pendings' must be a compile-time int, got {_show(n)}", hint=_CONSTEXPR_HINT)
     if n < 0:
         raise UtlxCompileError(op, f"'pendings' is {n}: a negative number of in-flight groups cannot be waited for "
                                "(with NUM_STAGES buffers the classic wait is NUM_STAGES-2, so NUM_STAGES >= 2)")
@@ -338,7 +376,7 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
     a_reg = isinstance(A, tl.tensor)
     if not a_reg:
         _expect(op, A, values.SharedView, "A")
-    a_shape, a_dtype = (list(A.shape), A.dtype)
+    a_shape, a_dtype = (_shape(A), A.dtype)
     if len(a_shape) != 2 or len(b.shape) != 2:
         raise UtlxCompileError(op, f"A and B must be 2-D, got {a_shape} and {list(b.shape)}")
     M, K = a_shape
@@ -356,8 +394,10 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
     acc = _c(acc)
     if acc is None:
         acc = _semantic.zeros([M, N], out_dtype)
-    if not isinstance(acc, tl.tensor) or list(acc.shape) != [M, N]:
-        raise UtlxCompileError(op, f"acc must be a {M}x{N} tensor, got {getattr(acc, 'shape', acc)}")
+    if not isinstance(acc, tl.tensor) or not acc.type.is_block() or _shape(acc) != [M, N]:
+        got = "x".join(map(str, _shape(acc))) if isinstance(acc, tl.tensor) and acc.type.is_block() else _show(acc)
+        raise UtlxCompileError(op, f"acc must be a {M}x{N} tensor (A is {M}x{K}, B is {K2}x{N}), got {got}",
+                               hint=f"start from tl.zeros(({M}, {N}), tl.float32)")
     if acc.dtype not in (tl.float32, tl.float16, tl.int32):
         raise UtlxCompileError(op, f"acc dtype {acc.dtype} is not a wgmma accumulator type (fp32, fp16, int32)")
     bits = a_dtype.primitive_bitwidth
@@ -402,7 +442,9 @@ def async_dot_wait(_semantic: Any, pendings: Any, inp: Any) -> tl.tensor:
     _nvidia_only(op, target, hopper=True)
     n = _c(pendings)
     if not isinstance(n, int) or n < 0:
-        raise UtlxCompileError(op, f"'pendings' must be a compile-time int >= 0, got {n!r}")
+        raise UtlxCompileError(op, f"'pendings' must be a compile-time int >= 0, got {_show(n)}",
+                               hint="0 waits for every wgmma group; 1 keeps the last one in flight"
+                               if isinstance(n, int) else _CONSTEXPR_HINT)
     if not isinstance(inp, tl.tensor) or not inp.type.is_block():
         raise UtlxCompileError(op, f"'inp' must be the accumulator tensor returned by tlx.async_dot, got {inp!r}")
     h = placeholder.emit(_semantic, op, {"n": n}, tensors=[inp], result=inp.type)
