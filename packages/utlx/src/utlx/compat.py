@@ -267,6 +267,8 @@ class FastLaunch:
         runner = self._runners.get(key)
         if runner is None:
             compiled = self.jit_fn[self.grid](*args, **self.kwargs)
+            if compiled is None:  # the interpreter (TRITON_INTERPRET=1) runs kernels without compiling them
+                return
             if self._tail is None:
                 names = self.jit_fn.arg_names[len(args):]
                 self._tail = tuple(self.constexprs[n] for n in names)

@@ -69,3 +69,19 @@ def test_active_pipelines_are_part_of_the_key():
     with tritonx.activate(tritonx.Pipeline("fast-launch-key")):
         fl(Ptr(1024), 64)
     assert [e[0] for e in jit.log] == ["jit", "jit"]
+
+
+def test_interpreter_launches_are_never_cached():
+    class InterpretedJit(FakeJit):
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                self.log.append(("interp", grid, args, kwargs))
+                # the interpreter runs the kernel and returns nothing
+
+            return launch
+
+    jit = InterpretedJit()
+    fl = compat.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
+    fl(Ptr(1024), 64)
+    fl(Ptr(1024), 64)
+    assert [e[0] for e in jit.log] == ["interp", "interp"]
