@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import pytest
-import triton
 import tritonx
-from tritonx.integration.capture import divisible
 from tritonx_corpus import CORPUS
+from tritonx_testutil import compile_corpus
 
 TARGETS = ["cuda:80", "cuda:90", "cuda:100", "hip:gfx942", "hip:gfx950"]
 
 
-def _compile(name: str, target: str):
-    kernel, sig, consts, ndiv = CORPUS[name]
-    options = None
-    if name == "gluon":
-        consts = dict(consts, WARP=64 if target.startswith("hip") else 32)
-        options = {"num_warps": 4}
-    with triton.knobs.compilation.scope():
-        triton.knobs.compilation.always_compile = True
-        # ptxas stamps line tables with file times: compare binaries without line info
-        triton.knobs.compilation.disable_line_info = True
-        return tritonx.compile_for(target, kernel, sig, consts, options=options, attrs=divisible(ndiv))
+_compile = compile_corpus
 
 
 @pytest.mark.smoke
