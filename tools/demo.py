@@ -53,9 +53,13 @@ def asm_stats(kernel, target: str) -> dict[str, int]:
     asm = kernel.asm
     if target.startswith("cuda"):
         ptx = asm["ptx"]
-        return {"cp.async": ptx.count("cp.async.cg") + ptx.count("cp.async.ca"),
-                "cp.async.wait_group": ptx.count("cp.async.wait_group"),
-                "wgmma.mma_async": ptx.count("wgmma.mma_async"), "shared bytes": kernel.metadata.shared}
+        stats = {"cp.async": ptx.count("cp.async.cg") + ptx.count("cp.async.ca"),
+                 "cp.async.wait_group": ptx.count("cp.async.wait_group"),
+                 "wgmma.mma_async": ptx.count("wgmma.mma_async"), "shared bytes": kernel.metadata.shared}
+        for extra in ("cp.async.bulk.tensor", "mbarrier.try_wait", "setmaxnreg"):
+            if extra in ptx:
+                stats[extra] = ptx.count(extra)
+        return stats
     gcn = asm["amdgcn"]
     return {"ds_write": gcn.count("ds_write"), "ds_read": gcn.count("ds_read"), "v_mfma": gcn.count("v_mfma"),
             "shared bytes": kernel.metadata.shared}
@@ -73,7 +77,8 @@ def main() -> int:
     from utlx.kernels import hopper_pipelined as hopper
 
     tritonx.apply_environment()  # installed plugins that are on by default (utlx) or named in TRITONX_PLUGINS
-    console.print(f"utlx {utlx.__version__}; enabled plugins: {[p.name for p in tritonx.list_plugins()]}")
+    enabled = [p.name for p in tritonx.list_plugins() if tritonx.plugins.registry.is_enabled(p.name)]
+    console.print(f"utlx {utlx.__version__}; enabled plugins: {enabled}")
     show_edits("cuda:90")
 
     console.rule("A user pipeline on a stock matmul (cuda:90)")
@@ -94,6 +99,17 @@ def main() -> int:
         kernel_fn = getattr(mod, "matmul_kernel_pipelined_hopper", None) or mod.matmul_kernel_pipelined_amd
         k = compile_tlx(kernel_fn, mod.SIGNATURE, consts, target, warps)
         results[(label, target)] = asm_stats(k, target)
+    from utlx.kernels import hopper_tma_persistent as tma
+    from utlx.kernels import hopper_ws_persistent as ws
+
+    for label, mod, fn in (("Hopper persistent TMA TLX GEMM", tma, tma.matmul_kernel_tma_persistent),
+                           ("Hopper warp-specialized TLX GEMM", ws, ws.matmul_kernel_ws_persistent)):
+        consts, warps = mod.CONFIGS[0]
+        sig = mod.signature(consts["BLOCK_SIZE_M"], consts["BLOCK_SIZE_N"], consts["BLOCK_SIZE_K"])
+        consts = dict(consts, NUM_SMS=132)
+        sig.update({k: "constexpr" for k in consts})
+        k = tritonx.compile_for("cuda:90", fn, sig, consts, options={"num_warps": warps})
+        results[(label, "cuda:90")] = asm_stats(k, "cuda:90")
     console.rule("TLX GEMMs compiled on the CPU (the same ops, per-vendor lowering)")
     for (label, target), stats in results.items():
         console.print(f"[bold]{label}[/] for {target}: " + ", ".join(f"{k}={v}" for k, v in stats.items()))
