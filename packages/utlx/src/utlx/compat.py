@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -228,6 +229,24 @@ def add_descriptor_encoding_pass(pm: Any) -> None:
     nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)
 
 
+def _no_pipelines() -> str:
+    return ""
+
+
+@cache
+def _pipelines_key_fn() -> Callable[[], str]:
+    try:
+        from tritonx import active_key
+    except ImportError:  # standalone utlx: no pipelines to key by
+        return _no_pipelines
+    return active_key
+
+
+def _active_pipelines_key() -> str:
+    """tritonx's O(1) key of the globally active pipelines (launch path: no import per call)."""
+    return _pipelines_key_fn()()
+
+
 class FastLaunch:
     """Launch a JIT kernel on a fixed grid, skipping Triton's per-call argument binding after the first.
 
@@ -257,13 +276,7 @@ class FastLaunch:
         return ptr() % 16 == 0 if ptr is not None else type(arg)
 
     def __call__(self, *args: Any) -> None:
-        try:
-            from tritonx import active_key
-        except ImportError:  # standalone utlx: no pipelines to key by
-            pipelines = ""
-        else:
-            pipelines = active_key()
-        key = (pipelines, *map(self._spec, args))
+        key = (_active_pipelines_key(), *map(self._spec, args))
         runner = self._runners.get(key)
         if runner is None:
             compiled = self.jit_fn[self.grid](*args, **self.kwargs)
@@ -350,12 +363,8 @@ def scalar(value: int, dtype: Any = None) -> Any:
     return make_tensor(np.array(value, dtype=np_dtype(dtype)), dtype)
 
 
-def to_int(value: Any, what: str) -> int:
-    """A Python int from an int, constexpr or one-element interpreter tensor.
-
-    Avoids ``int(array)`` on one-element arrays, which numpy >= 2.4 rejects for ndim > 0 (the reason
-    Triton 3.6's own interpreter breaks there).
-    """
+def _scalar(value: Any, what: str) -> Any:
+    """The one value of an interpreter scalar (constexpr, tensor handle or one-element array)."""
     import numpy as np
 
     value = tl._unwrap_if_constexpr(value)
@@ -364,26 +373,29 @@ def to_int(value: Any, what: str) -> int:
     if isinstance(value, np.ndarray):
         if value.size != 1:
             raise TypeError(f"{what}: expected a scalar, got a tensor of shape {list(value.shape)}")
-        return int(value.reshape(-1)[0])
-    if isinstance(value, (bool, int, np.integer)):
+        return value.reshape(-1)[0]
+    return value
+
+
+def to_int(value: Any, what: str) -> int:
+    """A Python int from an int, constexpr or one-element interpreter tensor.
+
+    Avoids ``int(array)`` on one-element arrays, which numpy >= 2.4 rejects for ndim > 0 (the reason
+    Triton 3.6's own interpreter breaks there).
+    """
+    import numpy as np
+
+    value = _scalar(value, what)
+    if isinstance(value, (bool, int, np.number)):  # np.number: one-element arrays of any dtype, as before
         return int(value)
     raise TypeError(f"{what}: expected an integer, got {type(value).__name__}")
 
 
 def to_bool(value: Any, what: str) -> bool:
     """Truth value of a predicate (None counts as true: TLX's ``pred=None`` means unpredicated)."""
-    import numpy as np
-
     if value is None:
         return True
-    value = tl._unwrap_if_constexpr(value)
-    if isinstance(value, tl.tensor):
-        value = value.handle.data
-    if isinstance(value, np.ndarray):
-        if value.size != 1:
-            raise TypeError(f"{what}: expected a scalar predicate, got shape {list(value.shape)}")
-        return bool(value.reshape(-1)[0])
-    return bool(value)
+    return bool(_scalar(value, what))
 
 
 def tensor_data(value: Any) -> Any:

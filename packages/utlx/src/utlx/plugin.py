@@ -46,6 +46,8 @@ except ImportError:  # tritonx-core not installed: ensure_active() uses the stan
     plugin = None
 
 _MODE: list[str] = []
+#: tritonx's plugin registry once looked up (keeps the already-enabled path free of imports)
+_REGISTRY: list[Any] = []
 
 
 def disabled_by_environment() -> bool:
@@ -61,10 +63,12 @@ def disabled_by_environment() -> bool:
 def ensure_active() -> str:
     """Make sure TLX kernels compile in this process; returns ``"tritonx"``, ``"standalone"`` or ``"disabled"``.
 
-    Called by ``import utlx`` so that ``triton.compile`` / ``kernel[grid]`` of a TLX kernel works without
-    further setup; cheap to call again (it re-enables the plugin if someone switched it off, unless the
-    environment disables utlx).
+    Called by ``import utlx`` and by every ``utlx.matmul``, so the common case (already enabled) is one
+    dict lookup; otherwise it re-enables the plugin if someone switched it off, unless the environment
+    disables utlx.
     """
+    if _REGISTRY and _REGISTRY[0].is_enabled(NAME):
+        return "tritonx"
     if disabled_by_environment():
         return "disabled"
     if plugin is None:
@@ -75,6 +79,8 @@ def ensure_active() -> str:
     import tritonx
     from tritonx.plugins import registry
 
+    if not _REGISTRY:
+        _REGISTRY.append(registry)
     if not registry.is_enabled(NAME):
         try:
             tritonx.get_plugin(NAME)
