@@ -153,7 +153,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     if kind != "hopper" or not aligned:
         return fallback_candidates(kind)
     out = (_make("tma_persistent", tma.CONFIGS, "persistent") + _make("tma_persistent", tma.TILE_CONFIGS, "tiles")
-           + _make("hopper_pipelined", list(hopper_pipelined.GPU_VERIFIED_CONFIGS) + PIPELINED_EXTRA))
+           + _make("hopper_pipelined", list(hopper_pipelined.CONFIGS) + PIPELINED_EXTRA))
     if ws_enabled():
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent")
     seen: set[str] = set()

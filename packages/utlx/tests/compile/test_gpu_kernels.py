@@ -62,7 +62,7 @@ def _launch(kernel, const, nw, a, b, compiled=None):
     return c
 
 
-@pytest.mark.parametrize("config", range(len(hopper_pipelined.GPU_VERIFIED_CONFIGS)))
+@pytest.mark.parametrize("config", range(len(hopper_pipelined.CONFIGS)))
 @pytest.mark.parametrize("shape", ALIGNED_SHAPES)
 def test_hopper_pipelined(shape, config):
     if not _is_hopper():
@@ -75,7 +75,7 @@ def test_hopper_pipelined(shape, config):
     assert "cp.async.cg.shared.global" in compiled[0].asm["ptx"]  # the direct cp.async ring really ran
 
 
-@pytest.mark.parametrize("config", range(len(hopper_pipelined.GPU_VERIFIED_CONFIGS)))
+@pytest.mark.parametrize("config", range(len(hopper_pipelined.CONFIGS)))
 @pytest.mark.parametrize("shape", UNALIGNED_SHAPES)
 def test_hopper_pipelined_unaligned_rows(shape, config):
     """Unproven row alignment: the narrow async_load copies are staged (synchronous ld.global in the PTX;
@@ -137,13 +137,14 @@ def test_hopper_tma_persistent(shape, config):
     _check(c, a, b)
 
 
-@pytest.mark.xfail(reason="known issue: 64-row tile, K spanning exactly two tiles (see GPU_VERIFIED_CONFIGS)",
-                   strict=False)
-@pytest.mark.parametrize("shape", [(128, 256, 80), (64, 128, 128)])
-def test_hopper_pipelined_64_row_tile_known_issue(shape):
+@pytest.mark.parametrize("shape", [(128, 256, 80), (64, 128, 128), (2048, 2048, 128), (8192, 8192, 8192)])
+def test_hopper_pipelined_64_row_tile(shape):
+    """The shapes that once returned wrong values with the 64-row tile (tail prefetches landing in the
+    epilogue's reused shared memory); run several times since the bug was a race."""
     if not _is_hopper():
         pytest.skip("cp.async + wgmma kernel needs sm_90")
     M, N, K = shape
-    a, b = _inputs(M, N, K, seed=5)
     const, nw = hopper_pipelined.CONFIGS[2]
-    _check(_launch(hopper_pipelined.matmul_kernel_pipelined_hopper, const, nw, a, b), a, b)
+    for seed in range(3):
+        a, b = _inputs(M, N, K, seed=5 + seed)
+        _check(_launch(hopper_pipelined.matmul_kernel_pipelined_hopper, const, nw, a, b), a, b)

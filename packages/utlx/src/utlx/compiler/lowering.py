@@ -21,7 +21,7 @@ import triton.language as tl
 
 from utlx import compat
 
-from . import copy_width, layouts, placeholder, warp_specialize
+from . import copy_width, drain, layouts, placeholder, warp_specialize
 from .errors import UtlxCompileError
 from .placeholder import Placeholder
 
@@ -41,6 +41,7 @@ class Lowering:
     staged: set[int] = field(default_factory=set)  # async_load uids lowered as tl.load + local_store
     probe: bool = False  # lowering a clone to measure cp.async widths (utlx.compiler.copy_width)
     desc_loads: dict[int, Any] | None = None  # tt.descriptor_load result id -> op (TMA anchors)
+    async_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc written by cp.async
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -113,6 +114,10 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
             pass
         fn(low, ph)
     _tag_async_waits(module, gb, low.wait_counts)
+    if not probe:
+        # Copies still in flight when a cp.async ring dies would land in reused shared memory (drain.py).
+        for wait in drain.insert_drains(module, gb, list(low.async_allocs.values())):
+            _tag_wait(wait.get_result(0), gb, 0)
     true_attr = gb.get_bool_attr(True)
     for ph in found:
         ph.result.set_attr("pure", true_attr)
@@ -139,7 +144,8 @@ def _lower_local_alloc(low: Lowering, ph: Placeholder) -> None:
     ty = layouts.memdesc_type(dtype, full, layout, full).to_ir(low.builder)
     v = compat.create_local_alloc(low.builder, ty)
     low.real[ph.result.id()] = v
-    low.facts[ph.result.id()] = {"dtype": dtype, "shape": shape, "layout": layout, "alloc": full, "kind": "buffers"}
+    low.facts[ph.result.id()] = {"dtype": dtype, "shape": shape, "layout": layout, "alloc": full, "kind": "buffers",
+                                 "root": v}
 
 
 def _lower_local_view(low: Lowering, ph: Placeholder) -> None:
@@ -197,6 +203,9 @@ def _lower_async_load(low: Lowering, ph: Placeholder) -> None:
     if low.probe and mask is not None:
         ptr = copy_width.fold_mask_into_pointer(gb, ptr, mask)
     compat.create_async_copy(gb, dst, ptr, mask, other, cache, evict, volatile)
+    root = low.fact(ph, 0).get("root")
+    if root is not None:
+        low.async_allocs[root.id()] = root
 
 
 def _lower_commit(low: Lowering, ph: Placeholder) -> None:
@@ -228,7 +237,11 @@ def _tag_async_waits(module: Any, gb: Any, counts: list[int]) -> None:
     if len(waits) != len(counts):  # another pass made waits already: tag nothing rather than mis-tag
         return
     for op, n in zip(waits, counts, strict=True):
-        op.get_result(0).set_attr(WAIT_ATTR, gb.get_string_attr(str(n)))
+        _tag_wait(op.get_result(0), gb, n)
+
+
+def _tag_wait(result: Any, gb: Any, n: int) -> None:
+    result.set_attr(WAIT_ATTR, gb.get_string_attr(str(n)))
 
 
 def restore_async_waits(module: Any, ctx: Any = None) -> int:

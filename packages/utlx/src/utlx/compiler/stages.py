@@ -14,7 +14,9 @@ Both leave kernels without TLX ops untouched: the lowering returns at once when 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
+from pathlib import Path
 from typing import Any
 
 from utlx import compat
@@ -24,9 +26,23 @@ from .lowering import lower_module, restore_async_waits
 
 _LOCK = threading.RLock()
 _STANDALONE: dict[str, Any] = {}
-#: Bump when the lowering changes what it emits: it enters Triton's cache key (3.7+). It also names the
-#: async_load fallback mode (read once at import), so strict and fallback builds never share a cache entry.
-LOWERING_VERSION = "utlx-lowering-2" + ("" if copy_width.FALLBACK else "-strict-cp-async")
+
+
+def _source_digest() -> str:
+    """Hash of utlx's compile-path sources: any edit to how TLX ops are traced or lowered changes it."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in [*sorted(root.glob("*.py")), root.parent / "compat.py"]:
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+#: What utlx's lowering emits, as it enters Triton's cache key (3.7+; 3.6 through tritonx's key). Derived
+#: from the sources, so a changed lowering can never be served a binary the old one built (no manual bump
+#: to forget). It also names the async_load fallback mode (read once at import), so strict and fallback
+#: builds never share a cache entry.
+LOWERING_VERSION = f"utlx-lowering-{_source_digest()}" + ("" if copy_width.FALLBACK else "-strict-cp-async")
 
 
 def restore_waits_pass(module: Any, ctx: Any = None) -> None:

@@ -1,0 +1,77 @@
+"""The GEMM sweep of ``tests/gpu/gemm_sweep.py`` on the CPU, under ``TRITON_INTERPRET=1`` (issue 15).
+
+Same kernels, same all-pairs tile cover, same shapes minus the two large ones, fp16 and bf16, against a
+float32 reference with a NaN-poisoned output. The interpreter ignores ``num_warps``, so tiles that differ
+only in warps run once. Persistent kernels run on ``gemm_sweep.INTERPRETER_PROGRAMS`` programs so each
+walks several tiles and its rings wrap across tiles.
+
+Known limit, not utlx's: stock Triton's interpreter computes ``tl.dot`` on bf16 inputs from the raw bits
+(relative error ~1e9 on random data; reproduction in ``test_stock_interpreter_bf16_dot_is_wrong``), so the
+register-staged kernel (``tl.dot``) is swept in fp16 only; utlx's own ``async_dot`` is right in bf16.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
+import gemm_sweep as G
+
+_STOCK_DOT_STYLES = {"register_staged"}
+
+
+def _cases() -> list[tuple[str, G.Tile, str]]:
+    seen = set()
+    out = []
+    for style, tile, dtype in G.cases():
+        key = (style, tile.bm, tile.bn, tile.bk, tile.stages, dtype)
+        if key in seen or (style in _STOCK_DOT_STYLES and dtype == "bfloat16"):
+            continue
+        seen.add(key)
+        out.append((style, tile, dtype))
+    return out
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize(("style", "tile", "dtype"), CASES, ids=[f"{s}-{t.name}-{d}" for s, t, d in CASES])
+def test_sweep_interpreted(style, tile, dtype):
+    bad = []
+    for i, (M, N, K) in enumerate(G.shapes(tile, big=False)):
+        a, b, c = G.inputs(M, N, K, getattr(torch, dtype), "cpu", seed=17 * i + 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            G.STYLES[style].launch(tile, a, b, c)
+        err = G.relative_error(c, a, b)
+        if not err <= G.TOLERANCE[dtype]:
+            bad.append(f"{M}x{N}x{K}: rel err {err:.3g}")
+    assert not bad, f"{style} {tile.name} {dtype}: " + "; ".join(bad)
+
+
+@triton.jit
+def _stock_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    r = tl.arange(0, BM)
+    n = tl.arange(0, BN)
+    k = tl.arange(0, BK)
+    x = tl.load(a + r[:, None] * BK + k[None, :])
+    y = tl.load(b + k[:, None] * BN + n[None, :])
+    tl.store(c + r[:, None] * BN + n[None, :], tl.dot(x, y))
+
+
+def test_stock_interpreter_bf16_dot_is_wrong():
+    """Why the register-staged kernel skips bf16 here: plain Triton, no utlx op, wrong by orders of magnitude.
+    When this starts failing, stock Triton fixed it: add bf16 back for the tl.dot styles."""
+    a = torch.randn(32, 32).to(torch.bfloat16)
+    b = torch.randn(32, 32).to(torch.bfloat16)
+    c = torch.empty(32, 32)
+    _stock_dot[(1,)](a, b, c, BM=32, BN=32, BK=32)
+    ref = a.float() @ b.float()
+    assert float((c - ref).norm() / ref.norm()) > 1.0
