@@ -105,6 +105,13 @@ def ws_tiles() -> list[Tile]:
             and _acc_regs(t.bm // 2, t.bn, 4) <= MAX_ACC_REGS]
 
 
+def producer_consumer_tiles() -> list[Tile]:
+    """The hand-written warp-specialized GEMM: one consumer warpgroup holds the whole tile (so warps 4 and
+    a register-bounded tile) and a 1-warp TMA producer."""
+    return [t for t in _grid() if t.warps == 4 and t.stages * (t.bm + t.bn) * t.bk * 2 <= SMEM_LIMIT
+            and _acc_regs(t.bm, t.bn, 4) <= MAX_ACC_REGS]
+
+
 def shapes(tile: Tile, *, big: bool = True) -> list[tuple[int, int, int]]:
     """(M, N, K) for one tile: K spanning 1, 2 and 3 tiles and many, and ragged edges in M, N, K.
 
@@ -158,6 +165,22 @@ def launch_handwritten_pipelined(tile: Tile, a: Any, b: Any, c: Any, warmup: boo
                                          STAGES=tile.stages)
 
 
+def launch_handwritten_ws(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
+    """The hand-written producer/consumer TLX GEMM (``sweep_kernels.py``)."""
+    import sweep_kernels
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    M, K = a.shape
+    N = b.shape[1]
+    grid = (triton.cdiv(M, tile.bm) * triton.cdiv(N, tile.bn),)
+    a_d = TensorDescriptor.from_tensor(a, [tile.bm, tile.bk])
+    b_d = TensorDescriptor.from_tensor(b, [tile.bk, tile.bn])
+    sweep_kernels.producer_consumer_gemm.run(a_d, b_d, c, M, N, K, c.stride(0), grid=grid, warmup=warmup,
+                                             num_warps=tile.warps, BM=tile.bm, BN=tile.bn, BK=tile.bk,
+                                             STAGES=tile.stages)
+
+
 def _descs(a: Any, b: Any, c: Any, a_block: list[int], b_block: list[int], c_block: list[int]) -> tuple:
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -208,6 +231,7 @@ STYLES = {
     "register_staged": KernelStyle("register_staged", register_staged_tiles, launch_register_staged, False),
     "tma_persistent": KernelStyle("tma_persistent", tma_tiles, launch_tma_persistent, True),
     "ws_persistent": KernelStyle("ws_persistent", ws_tiles, launch_ws_persistent, True),
+    "handwritten_ws": KernelStyle("handwritten_ws", producer_consumer_tiles, launch_handwritten_ws, True),
 }
 
 
@@ -243,7 +267,7 @@ def shipped_tiles(style: str) -> list[Tile]:
     configs = {"hopper_pipelined": hopper_pipelined.CONFIGS, "handwritten_ring": hopper_pipelined.CONFIGS,
                "register_staged": amd_pipelined.CONFIGS,
                "tma_persistent": hopper_tma_persistent.CONFIGS + hopper_tma_persistent.TILE_CONFIGS,
-               "ws_persistent": hopper_ws_persistent.CONFIGS}[style]
+               "ws_persistent": hopper_ws_persistent.CONFIGS, "handwritten_ws": []}[style]
     return [Tile(c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"], c["NUM_STAGES"], nw) for c, nw in configs]
 
 

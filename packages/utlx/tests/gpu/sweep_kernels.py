@@ -45,3 +45,43 @@ def textbook_ring_gemm(a_ptr, b_ptr, c_ptr, M, N, K, lda, ldb, ldc, BM: tl.const
     out_cols = pid_n * BN + tl.arange(0, BN)
     tl.store(c_ptr + out_rows[:, None] * ldc + out_cols[None, :], acc.to(tlx.dtype_of(c_ptr)),
              mask=(out_rows[:, None] < M) & (out_cols[None, :] < N))
+
+
+@triton.jit
+def producer_consumer_gemm(a_desc, b_desc, c_ptr, M, N, K, ldc, BM: tl.constexpr, BN: tl.constexpr,
+                           BK: tl.constexpr, STAGES: tl.constexpr):
+    """One output tile per program, warp-specialized: a 1-warp TMA producer fills a ``STAGES``-slot ring
+    guarded by ``ready``/``free`` mbarriers; the default task (one warpgroup) runs the wgmmas, hands each
+    slot back once the wgmma that read it has retired, and stores the tile with plain ``tl.store``."""
+    tiles_n = tl.cdiv(N, BN)
+    off_m = (tl.program_id(0) // tiles_n) * BM
+    off_n = (tl.program_id(0) % tiles_n) * BN
+    ring_a = tlx.local_alloc((BM, BK), tlx.dtype_of(a_desc), STAGES)
+    ring_b = tlx.local_alloc((BK, BN), tlx.dtype_of(b_desc), STAGES)
+    ready = tlx.alloc_barriers(STAGES)
+    free = tlx.alloc_barriers(STAGES)
+    SLOT_BYTES: tl.constexpr = (BM * BK + BK * BN) * tlx.size_of(tlx.dtype_of(a_desc))
+    n_k = tl.cdiv(K, BK)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            acc = tl.zeros((BM, BN), tl.float32)
+            for k in tl.range(0, n_k, num_stages=0):
+                slot = k % STAGES
+                tlx.barrier_wait(tlx.local_view(ready, slot), (k // STAGES) & 1)
+                acc = tlx.async_dot(tlx.local_view(ring_a, slot), tlx.local_view(ring_b, slot), acc)
+                acc = tlx.async_dot_wait(1, acc)
+                if k > 0:  # wgmma k-1 has retired: its slot may be refilled
+                    tlx.barrier_arrive(tlx.local_view(free, (k - 1) % STAGES))
+            acc = tlx.async_dot_wait(0, acc)
+            rows = off_m + tl.arange(0, BM)
+            cols = off_n + tl.arange(0, BN)
+            tl.store(c_ptr + rows[:, None] * ldc + cols[None, :], acc.to(tlx.dtype_of(c_ptr)),
+                     mask=(rows[:, None] < M) & (cols[None, :] < N))
+        with tlx.async_task(num_warps=1, registers=40):
+            for k in tl.range(0, n_k, num_stages=0):
+                slot = k % STAGES
+                tlx.barrier_wait(tlx.local_view(free, slot), ((k // STAGES) & 1) ^ 1)
+                bar = tlx.local_view(ready, slot)
+                tlx.barrier_expect_bytes(bar, SLOT_BYTES)
+                tlx.async_descriptor_load(a_desc, tlx.local_view(ring_a, slot), [off_m, k * BK], bar)
+                tlx.async_descriptor_load(b_desc, tlx.local_view(ring_b, slot), [k * BK, off_n], bar)
