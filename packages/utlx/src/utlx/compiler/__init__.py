@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from utlx import compat
 
-from . import ops, sync_ops, tasks, view_ops  # noqa: F401  (register the compiler bodies and their lowerings)
+from . import blackwell, global_ops, ops, sync_ops, tasks, view_ops  # noqa: F401  (register the compiler bodies and their lowerings)
 from .errors import UtlxCompileError
 from .lowering import lower_module
 from .stages import install_standalone_hook, lowering_pass, uninstall_standalone_hook

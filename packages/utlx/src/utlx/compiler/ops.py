@@ -199,6 +199,10 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
         raise UtlxCompileError(op, f"'num' must be a compile-time int >= 1, got {_show(n)}",
                                hint="allocate at least one buffer" if isinstance(n, int) else _CONSTEXPR_HINT)
     storage_name = str(_c(storage) or "smem").split(".")[-1]
+    if storage_name == "tmem":
+        from .blackwell import blackwell_error
+
+        raise blackwell_error(op, "tensor memory (storage=tmem)", target)
     if storage_name not in ("smem", "shared"):
         raise UtlxCompileError(op, f"storage {storage_name!r} is not supported on stock Triton (only smem)",
                                target=target.name)
@@ -366,10 +370,11 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
     op = "async_dot"
     target = from_semantic(_semantic)
     _nvidia_only(op, target, hopper=True)
-    if _c(mBarriers):
-        raise UtlxCompileError(op, "mBarriers (tcgen05 completion barriers) are Blackwell-only", target=target.name)
-    if _c(two_ctas):
-        raise UtlxCompileError(op, "two_ctas needs an op stock Triton lacks", target=target.name)
+    if _c(mBarriers) or _c(two_ctas):
+        from .blackwell import blackwell_error
+
+        feature = "tcgen05 completion barriers (mBarriers)" if _c(mBarriers) else "2-CTA MMA (two_ctas)"
+        raise blackwell_error(op, feature, target)
     if _c(pred) is not None:
         raise UtlxCompileError(op, "'pred' is not supported on Hopper", target=target.name)
     b = _expect(op, B, values.SharedView, "B")

@@ -148,3 +148,28 @@ def clock64(_semantic: Any) -> tl.tensor:
     """The SM's 64-bit cycle counter (``%clock64``)."""
     _nvidia_only("clock64", from_semantic(_semantic))
     return _asm(_semantic, "mov.u64 $0, %clock64;", "=l", [], tl.int64, pure=False)
+
+
+@register_compiler_impl("vote_ballot_sync")
+def vote_ballot_sync(_semantic: Any, mask: Any, pred: Any) -> tl.tensor:
+    """``vote.sync.ballot.b32``: bit i of the result is lane i's ``pred`` (lanes in ``mask`` take part).
+
+    A tensor ``pred`` votes element by element: each thread's k-th element against the k-th elements of
+    the other lanes of its warp.
+    """
+    op = "vote_ballot_sync"
+    _nvidia_only(op, from_semantic(_semantic))
+    m = _c(mask)
+    if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= 0xFFFFFFFF:
+        raise UtlxCompileError(op, f"'mask' must be a compile-time 32-bit lane mask, got {_show(mask)}")
+    p = _c(pred)
+    if isinstance(p, (bool, int)):
+        p = _semantic.to_tensor(bool(p))
+    if not isinstance(p, tl.tensor):
+        raise UtlxCompileError(op, f"'pred' must be a boolean scalar or tensor, got {_show(pred)}")
+    p32 = _semantic.cast(p, tl.int32)
+    b = _semantic.builder
+    text = f"{{ .reg .pred p; setp.ne.b32 p, $1, 0; vote.sync.ballot.b32 $0, p, {m:#x}; }}"
+    ty = p32.type.with_element_ty(tl.int32) if p32.type.is_block() else tl.int32
+    res = b.create_inline_asm(text, "=r,r", [p32.handle], [ty.to_ir(b)], False, 1)
+    return tl.tensor(res.get_result(0), ty)
