@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from utlx import compat
 
-from . import blackwell, global_ops, ops, sync_ops, tasks, view_ops  # noqa: F401  (register the compiler bodies and their lowerings)
+# Importing each module registers its ops' compiler bodies (and lowerings).
+from . import blackwell, global_ops, ops, sync_ops, tasks, view_ops  # noqa: F401
 from .errors import UtlxCompileError
 from .lowering import lower_module
 from .stages import install_standalone_hook, lowering_pass, uninstall_standalone_hook

@@ -537,9 +537,9 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
 def _check_warp_barrier_arrive(_semantic: Any, bar: values.BarrierView) -> None:
     """A barrier of ``alloc_warp_barrier(num_warps=n)`` counts one arrival per call of an n-warp group.
 
-    Why: utlx initialises it with ``num_arrivals`` and arrives once per call after the calling warps
-    synchronised (what Triton's ``arrive_barrier`` does), which matches TLX's per-thread arrivals when the
-    caller runs on exactly ``num_warps`` warps.
+    Why: utlx initialises it with ``num_arrivals`` and each call arrives once (Triton's ``arrive_barrier``:
+    one elected thread of the calling warps), which completes the phase when TLX's per-thread arrivals
+    would, provided the caller runs on exactly ``num_warps`` warps.
     """
     from .tasks import current_num_warps
 
@@ -557,8 +557,8 @@ def _check_warp_barrier_arrive(_semantic: Any, bar: values.BarrierView) -> None:
 def alloc_warp_barrier(_semantic: Any, num_barriers: Any, num_warps: Any = 1, num_arrivals: Any = 1) -> values.Barriers:
     """mbarriers on which every thread of ``num_warps`` warps arrives, ``num_arrivals`` times per phase.
 
-    Lowered as ordinary mbarriers expecting ``num_arrivals`` arrivals: a ``barrier_arrive`` from an
-    ``num_warps``-warp task synchronises its warps and arrives once (see ``_check_warp_barrier_arrive``).
+    Lowered as ordinary mbarriers expecting ``num_arrivals`` arrivals: a ``barrier_arrive`` from a
+    ``num_warps``-warp task arrives once (see ``_check_warp_barrier_arrive``).
     """
     op = "alloc_warp_barrier"
     _nvidia_only(op, from_semantic(_semantic))
