@@ -410,3 +410,80 @@ def patch_lang_owner() -> tuple[ModuleType, str]:
 def function_rewriter() -> type:
     """Class whose ``ast_transformer`` attribute rewrites kernel source before the interpreter runs it."""
     return interpreter().FunctionRewriter
+
+
+# ---------------------------------------------------------------- code generator (tracing)
+# utlx traces each replica of ``async_task(replicate=N)`` separately, which Triton's stock
+# ``CodeGenerator.visit_With`` cannot do (it visits a ``with`` body once). The hook below replaces that
+# method with one that offers every ``with`` to utlx first; utlx declines everything that is not one of
+# its own context managers, so other kernels are traced by the stock method. The code generator's
+# members used here (``visit``, ``semantic``, ``lscope``, ``local_defs``, ``visit_compound_statement``)
+# have the same names on Triton 3.6 to 3.9.
+
+_WITH_HOOK: dict[str, Any] = {}
+
+
+def install_with_hook(handler: Callable[[Any, Any], bool]) -> None:
+    """Route ``CodeGenerator.visit_With`` through ``handler(generator, node)`` first.
+
+    ``handler`` returns True when it traced the statement itself; False lets the stock method run.
+    Installing twice keeps one hook (the latest handler).
+    """
+    from triton.compiler.code_generator import CodeGenerator
+
+    original = _WITH_HOOK.get("original")
+    if original is None:
+        original = CodeGenerator.visit_With
+        _WITH_HOOK["original"] = original
+
+    def visit_With(self: Any, node: Any) -> Any:
+        if _WITH_HOOK["handler"](self, node):
+            return None
+        return original(self, node)
+
+    visit_With.__utlx_hook__ = True
+    _WITH_HOOK["handler"] = handler
+    CodeGenerator.visit_With = visit_With
+
+
+def uninstall_with_hook() -> None:
+    """Put Triton's own ``visit_With`` back."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    original = _WITH_HOOK.pop("original", None)
+    if original is not None:
+        CodeGenerator.visit_With = original
+    _WITH_HOOK.pop("handler", None)
+
+
+def with_hook_installed() -> bool:
+    from triton.compiler.code_generator import CodeGenerator
+
+    return getattr(CodeGenerator.visit_With, "__utlx_hook__", False)
+
+
+def codegen_callee(generator: Any, call: Any) -> Any:
+    """The object a ``with`` item's call expression calls (a name or attribute lookup: no IR emitted)."""
+    return tl._unwrap_if_constexpr(generator.visit(call.func))
+
+
+def codegen_call(generator: Any, call: Any, fn: Any) -> Any:
+    """Call ``fn`` with the visited arguments of ``call`` and the generator's semantic, as stock does."""
+    args = [generator.visit(arg) for arg in call.args]
+    kws = dict(generator.visit(kw) for kw in call.keywords)
+    return fn(*args, _semantic=generator.semantic, **kws)
+
+
+def codegen_visit_scoped(generator: Any, body: list) -> None:
+    """Visit ``body`` with names it binds kept local to it (like a region of its own).
+
+    Why: each replica of a task is traced from the same source, so a name bound by one replica (even a
+    ``tl.constexpr`` one, which may not be rebound) must not leak into the next, nor out of the task.
+    """
+    lscope = dict(generator.lscope)
+    local_defs = dict(generator.local_defs)
+    try:
+        generator.visit_compound_statement(body)
+    finally:
+        generator.lscope = lscope
+        generator.local_defs = local_defs

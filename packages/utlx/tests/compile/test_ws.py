@@ -131,6 +131,15 @@ def _replicated(out_ptr):
 
 
 @triton.jit
+def _replicate_zero(out_ptr):
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            pass
+        with tlx.async_task(num_warps=1, replicate=0):
+            pass
+
+
+@triton.jit
 def _no_default(out_ptr):
     with tlx.async_tasks():
         with tlx.async_task(num_warps=1):
@@ -142,7 +151,7 @@ def _no_default(out_ptr):
 @pytest.mark.parametrize(("kernel", "words"), [
     (_captures_tensor, ["utlx.async_task", "tensor computed outside"]),
     (_tensor_on_one_warp, ["utlx.async_task", "num_warps=1", "computes a tensor"]),
-    (_replicated, ["utlx.async_task", "replicate=2"]),
+    (_replicate_zero, ["utlx.async_task", "replicate must be a compile-time int >= 1, got 0"]),
     (_no_default, ["utlx.async_tasks", "exactly one async_task('default')"]),
 ])
 def test_unsupported_task_code_is_reported(kernel, words):

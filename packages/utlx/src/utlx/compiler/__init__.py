@@ -6,10 +6,16 @@ Importing this package registers the compiler body of every TLX op with
 
 from __future__ import annotations
 
-from . import ops, tasks  # noqa: F401  (register the compiler bodies; tasks: async_tasks / async_task)
+from utlx import compat
+
+# Importing each module registers its ops' compiler bodies (and lowerings).
+from . import blackwell, global_ops, ops, sync_ops, tasks, view_ops  # noqa: F401
 from .errors import UtlxCompileError
 from .lowering import lower_module
 from .stages import install_standalone_hook, lowering_pass, uninstall_standalone_hook
+
+# Replicated tasks are traced once per replica: utlx's ``with`` statements go through tasks.trace_with.
+compat.install_with_hook(tasks.trace_with)
 
 __all__ = ["UtlxCompileError", "install_standalone_hook", "lower_module", "lowering_pass",
            "uninstall_standalone_hook"]

@@ -12,6 +12,9 @@ from typing import Any
 
 from .placeholder import Placeholder
 
+#: Placeholders whose result is a view of their first handle's buffer (same bytes, same allocation).
+VIEW_OPS = ("local_view", "local_slice", "local_trans", "local_reinterpret")
+
 
 def infer_alloc_roles(found: list[Placeholder]) -> dict[int, str]:
     """``{alloc uid: role}``: ``mma`` when a view of the buffer is a wgmma operand, ``dot`` when it is
@@ -24,7 +27,7 @@ def infer_alloc_roles(found: list[Placeholder]) -> dict[int, str]:
             root[rid] = ph.uid
             roles.setdefault(ph.uid, "")
             continue
-        if ph.name in ("local_view", "local_slice") and ph.handles:
+        if ph.name in VIEW_OPS and ph.handles:
             src = root.get(ph.handles[0].id())
             if src is not None:
                 root[rid] = src

@@ -199,6 +199,10 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
         raise UtlxCompileError(op, f"'num' must be a compile-time int >= 1, got {_show(n)}",
                                hint="allocate at least one buffer" if isinstance(n, int) else _CONSTEXPR_HINT)
     storage_name = str(_c(storage) or "smem").split(".")[-1]
+    if storage_name == "tmem":
+        from .blackwell import blackwell_error
+
+        raise blackwell_error(op, "tensor memory (storage=tmem)", target)
     if storage_name not in ("smem", "shared"):
         raise UtlxCompileError(op, f"storage {storage_name!r} is not supported on stock Triton (only smem)",
                                target=target.name)
@@ -229,7 +233,7 @@ def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) ->
     idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
     kind = "barrier" if isinstance(bufs, values.Barriers) else "view"
     h = placeholder.emit(_semantic, op, {"kind": kind}, handles=[bufs.handle, idx], pure=True)
-    return values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1)
+    return values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1, group_warps=bufs.type.group_warps)
 
 
 @register_compiler_impl("local_slice")
@@ -366,10 +370,11 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
     op = "async_dot"
     target = from_semantic(_semantic)
     _nvidia_only(op, target, hopper=True)
-    if _c(mBarriers):
-        raise UtlxCompileError(op, "mBarriers (tcgen05 completion barriers) are Blackwell-only", target=target.name)
-    if _c(two_ctas):
-        raise UtlxCompileError(op, "two_ctas needs an op stock Triton lacks", target=target.name)
+    if _c(mBarriers) or _c(two_ctas):
+        from .blackwell import blackwell_error
+
+        feature = "tcgen05 completion barriers (mBarriers)" if _c(mBarriers) else "2-CTA MMA (two_ctas)"
+        raise blackwell_error(op, feature, target)
     if _c(pred) is not None:
         raise UtlxCompileError(op, "'pred' is not supported on Hopper", target=target.name)
     b = _expect(op, B, values.SharedView, "B")
@@ -392,8 +397,11 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
         raise UtlxCompileError(op, f"wgmma needs M to be a multiple of 64, got M={M}")
     out_dtype = _c(out_dtype) or tl.float32
     acc = _c(acc)
-    if acc is None:
-        acc = _semantic.zeros([M, N], out_dtype)
+    no_acc = acc is None
+    if no_acc:
+        # TLX: without an accumulator the dot starts from zero. wgmma ignores the accumulator registers
+        # when use_acc is false (scale-d = 0), so the zeros are never read.
+        acc = _semantic.full([M, N], 0, out_dtype)
     if not isinstance(acc, tl.tensor) or not acc.type.is_block() or _shape(acc) != [M, N]:
         got = "x".join(map(str, _shape(acc))) if isinstance(acc, tl.tensor) and acc.type.is_block() else _show(acc)
         raise UtlxCompileError(op, f"acc must be a {M}x{N} tensor (A is {M}x{K}, B is {K2}x{N}), got {got}",
@@ -421,7 +429,10 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
     else:
         handles.insert(0, A.handle)
     use_acc_c = _c(use_acc)
-    if use_acc_c is not None:
+    if no_acc and use_acc_c is None:
+        handles.append(_semantic.builder.get_int1(False))
+        attrs["use_acc"] = True
+    elif use_acc_c is not None:
         handles.append(_i1(_semantic, use_acc, op, "use_acc"))
         attrs["use_acc"] = True
     h = placeholder.emit(_semantic, op, attrs, handles=handles, tensors=[acc], result=acc.type)
@@ -513,11 +524,50 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
     _nvidia_only(op, from_semantic(_semantic))
     b = _barrier(op, bar)
     if _c(remote_cta_rank) is not None:
-        raise UtlxCompileError(op, "remote_cta_rank (cluster arrivals) is not supported by utlx")
+        raise UtlxCompileError(op, "remote_cta_rank (arrivals on another CTA's barrier) needs 2-CTA clusters, "
+                               "which stock Triton does not launch", target=from_semantic(_semantic).name,
+                               hint="remote barriers are Blackwell-style 2-CTA code (sm_100)")
+    _check_warp_barrier_arrive(_semantic, b)
     count = _c(arrive_count)
     if not isinstance(count, int) or count < 1:
         raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
     placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _semantic.builder.get_int1(True)])
+
+
+def _check_warp_barrier_arrive(_semantic: Any, bar: values.BarrierView) -> None:
+    """A barrier of ``alloc_warp_barrier(num_warps=n)`` counts one arrival per call of an n-warp group.
+
+    Why: utlx initialises it with ``num_arrivals`` and each call arrives once (Triton's ``arrive_barrier``:
+    one elected thread of the calling warps), which completes the phase when TLX's per-thread arrivals
+    would, provided the caller runs on exactly ``num_warps`` warps.
+    """
+    from .tasks import current_num_warps
+
+    want = bar.type.group_warps
+    if not want:
+        return
+    have = current_num_warps(_semantic)
+    if have != want:
+        raise UtlxCompileError("barrier_arrive", f"this warp barrier was allocated for {want} arriving warps "
+                               f"(alloc_warp_barrier(num_warps={want})) but the calling task runs on {have} warps",
+                               hint=f"allocate it with num_warps={have}, or arrive from a task on {want} warps")
+
+
+@register_compiler_impl("alloc_warp_barrier")
+def alloc_warp_barrier(_semantic: Any, num_barriers: Any, num_warps: Any = 1, num_arrivals: Any = 1) -> values.Barriers:
+    """mbarriers on which every thread of ``num_warps`` warps arrives, ``num_arrivals`` times per phase.
+
+    Lowered as ordinary mbarriers expecting ``num_arrivals`` arrivals: a ``barrier_arrive`` from a
+    ``num_warps``-warp task arrives once (see ``_check_warp_barrier_arrive``).
+    """
+    op = "alloc_warp_barrier"
+    _nvidia_only(op, from_semantic(_semantic))
+    nw, arrivals = _c(num_warps), _c(num_arrivals)
+    for name, v in (("num_warps", nw), ("num_arrivals", arrivals)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise UtlxCompileError(op, f"'{name}' must be a compile-time int >= 1, got {_show(v)}")
+    bars = alloc_barriers(_semantic, num_barriers, arrivals)
+    return values.make("barriers", bars.handle, shape=(1,), dtype=tl.int64, num=bars.type.num, group_warps=nw)
 
 
 # ---------------------------------------------------------------- TMA

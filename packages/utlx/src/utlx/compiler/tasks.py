@@ -8,19 +8,27 @@ converts its body like any other code, and the lowering (:mod:`utlx.compiler.war
 each then-block whole into a partition of a real ``ttg.warp_specialize``. An ``async_tasks`` placeholder
 after the last task marks where that op goes and lists the group's tasks.
 
-Limits (reported with the op's name): tasks cannot yield values to the code after ``async_tasks``;
-``replicate`` > 1 is not supported (a body is traced once and ops cannot be cloned); every task but the
-default one must name ``num_warps``.
+Replicas: ``async_task(..., replicate=N)`` is traced N times, once per replica, each into its own
+``scf.if`` (so each becomes its own partition), with ``async_task_replica_id()`` a compile-time constant of
+that trace. Tracing a ``with`` body more than once needs the code generator's cooperation: utlx routes
+``CodeGenerator.visit_With`` through :func:`trace_with` (hook in ``utlx.compat``), which handles
+``async_tasks``/``async_task`` statements and declines every other ``with``. Each task body is traced with
+its own name scope, as Meta's TLX does (names bound in a task do not leak into the next replica or task).
+
+Limits (reported with the op's name): tasks cannot yield values to the code after ``async_tasks``; every
+task but the default one must name ``num_warps``.
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 import triton.language as tl
 
+from utlx import compat
 from utlx.language._dispatch import register_compiler_impl
 
 from . import placeholder
@@ -59,6 +67,7 @@ class TaskSpec:
     default: bool
     num_warps: int | None
     registers: int | None
+    replicate: int = 1
 
     @classmethod
     def parse(cls, args: tuple, kwargs: dict) -> TaskSpec:
@@ -72,10 +81,10 @@ class TaskSpec:
         unknown = set(kwargs) - {"num_warps", "registers", "num_regs", "replicate"}
         if unknown:
             raise UtlxCompileError(op, f"unknown keyword arguments {sorted(unknown)}")
-        replicate = int(_c(kwargs.get("replicate", 1)) or 1)
-        if replicate != 1:
-            raise UtlxCompileError(op, f"replicate={replicate} is not supported by utlx on stock Triton (a task body "
-                                   "is traced once and cannot be cloned); write the replicas as separate tasks")
+        replicate = _c(kwargs.get("replicate", 1))
+        replicate = 1 if replicate is None else replicate
+        if not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 1:
+            raise UtlxCompileError(op, f"replicate must be a compile-time int >= 1, got {replicate!r}")
         nw = _c(kwargs.get("num_warps"))
         regs = _c(kwargs.get("registers", kwargs.get("num_regs")))
         if default and nw is not None:
@@ -86,7 +95,7 @@ class TaskSpec:
                 raise UtlxCompileError(op, f"num_warps must be a power-of-two compile-time int, got {nw!r}")
         if regs is not None and (not isinstance(regs, int) or regs % 8 or not 24 <= regs <= 256):
             raise UtlxCompileError(op, f"registers must be a multiple of 8 in [24, 256] (setmaxnreg), got {regs!r}")
-        return cls(default=default, num_warps=nw, registers=regs)
+        return cls(default=default, num_warps=nw, registers=regs, replicate=replicate)
 
 
 @dataclass
@@ -96,8 +105,9 @@ class TasksRegion:
     sem: Any
     group: int = field(default_factory=lambda: next(_groups))
     tasks: list[int] = field(default_factory=list)  # placeholder uids of the task markers
-    specs: list[TaskSpec] = field(default_factory=list)
+    specs: list[TaskSpec | None] = field(default_factory=list)  # one per traced replica (None: replica > 0)
     open_task: bool = False
+    current: Any = None  # the Task being traced
 
     def __enter__(self) -> TasksRegion:
         st = _stack(self.sem)
@@ -110,10 +120,10 @@ class TasksRegion:
         _stack(self.sem).pop()
         if exc and exc[0] is not None:
             return False
-        defaults = sum(s.default for s in self.specs)
+        defaults = sum(s.default for s in self.specs if s is not None)
         if defaults != 1:
             raise UtlxCompileError("async_tasks", f"needs exactly one async_task('default'), found {defaults}")
-        if len(self.specs) < 2:
+        if len(self.tasks) < 2:
             raise UtlxCompileError("async_tasks", "needs at least one task besides the default one")
         placeholder.emit(self.sem, "async_tasks", {"group": self.group, "tasks": self.tasks})
         return False
@@ -127,28 +137,34 @@ class Task:
     region: TasksRegion
     spec: TaskSpec
     saved: Any = None
+    replica: int = 0  # which replica the next __enter__ traces (see trace_with)
 
     def __enter__(self) -> Task:
         if self.region.open_task:
             raise UtlxCompileError("async_task", "cannot be nested inside another async_task")
         b = self.sem.builder
         kernel_warps = from_semantic(self.sem).num_warps
-        attrs = {"group": self.region.group, "default": self.spec.default,
+        # Replica 0 of the default task runs on the kernel's warps; its other replicas are partitions
+        # on as many warps (TLX's rule).
+        default = self.spec.default and self.replica == 0
+        attrs = {"group": self.region.group, "default": default,
                  "num_warps": kernel_warps if self.spec.default else self.spec.num_warps,
-                 "kernel_warps": kernel_warps, "registers": self.spec.registers}
+                 "kernel_warps": kernel_warps, "registers": self.spec.registers, "replica": self.replica}
         # An i1 result: the condition of the scf.if that holds the body (opaque, so never folded away).
         cond = placeholder.emit(self.sem, "async_task", attrs, result=tl.int1)
         self.region.tasks.append(placeholder.last_uid)
-        self.region.specs.append(self.spec)
+        self.region.specs.append(self.spec if self.replica == 0 else None)
         if_op = b.create_if_op([], cond, False)
         self.saved = b.get_insertion_point()
         # Inserting at the start of the then-block puts the body before its scf.yield, in program order.
         b.set_insertion_point_to_start(if_op.get_then_block())
         self.region.open_task = True
+        self.region.current = self
         return self
 
     def __exit__(self, *exc: Any) -> bool:
         self.region.open_task = False
+        self.region.current = None
         self.sem.builder.restore_insertion_point(self.saved)
         return False
 
@@ -174,5 +190,62 @@ def async_task(_semantic: Any, *args: Any, **kwargs: Any) -> Task:
 
 @register_compiler_impl("async_task_replica_id")
 def async_task_replica_id(_semantic: Any) -> Any:
-    """Always 0: utlx compiles tasks without replicas (``replicate=1``)."""
-    return tl.constexpr(0)
+    """The replica being traced, as a ``tl.constexpr`` (0 .. replicate-1; 0 for a task without replicas)."""
+    st = _stack(_semantic)
+    task = st[-1].current if st else None
+    if task is None:
+        raise UtlxCompileError("async_task_replica_id", "must be called inside a 'with tlx.async_task(...):' body")
+    return tl.constexpr(task.replica)
+
+
+def current_num_warps(_semantic: Any) -> int:
+    """Warps of the task being traced (the kernel's own outside tasks and in the default task)."""
+    st = _stack(_semantic)
+    task = st[-1].current if st else None
+    if task is None or task.spec.default:
+        return from_semantic(_semantic).num_warps
+    return int(task.spec.num_warps)
+
+
+# ---------------------------------------------------------------- tracing ``with`` statements
+
+_OPS = ("async_tasks", "async_task")
+
+
+def trace_with(generator: Any, node: ast.With) -> bool:
+    """``CodeGenerator.visit_With`` hook: trace utlx's own ``with`` statements; False for any other.
+
+    ``with tlx.async_task(..., replicate=N):`` is traced N times, replica by replica; every task body and
+    the ``async_tasks`` body get a name scope of their own.
+    """
+    if len(node.items) != 1 or node.items[0].optional_vars is not None:
+        return False
+    call = node.items[0].context_expr
+    if not isinstance(call, ast.Call):
+        return False
+    try:
+        fn = compat.codegen_callee(generator, call)
+    except Exception:  # not resolvable as a plain lookup: leave the statement to Triton
+        return False
+    name = getattr(fn, "__utlx_op__", None)
+    if name not in _OPS:
+        return False
+    cm = compat.codegen_call(generator, call, fn)
+    if not isinstance(cm, (Task, TasksRegion)):  # e.g. the interpreter's own objects: trace like stock
+        return _trace_once(generator, node, cm)
+    if isinstance(cm, TasksRegion):
+        with cm:
+            compat.codegen_visit_scoped(generator, node.body)
+        return True
+    for replica in range(cm.spec.replicate):
+        cm.replica = replica
+        with cm:
+            compat.codegen_visit_scoped(generator, node.body)
+    return True
+
+
+def _trace_once(generator: Any, node: ast.With, cm: Any) -> bool:
+    cm.__enter__()
+    generator.visit_compound_statement(node.body)
+    cm.__exit__(None, None, None)
+    return True

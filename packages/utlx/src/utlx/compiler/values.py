@@ -20,8 +20,10 @@ class HandleType(tlc.base_type):
     """Type of a placeholder handle: what it denotes (``kind``) plus its static description."""
 
     def __init__(self, kind: str, shape: tuple[int, ...] = (), dtype: Any = None, num: int = 0,
-                 storage: str = "smem", carrier: Any = None) -> None:
+                 storage: str = "smem", carrier: Any = None, group_warps: int = 0) -> None:
         self.kind = kind
+        # Barriers of alloc_warp_barrier: the warps whose threads all arrive (0 for ordinary mbarriers).
+        self.group_warps = int(group_warps)
         self.shape = tuple(int(s) for s in shape)
         self.dtype = dtype
         self.num = int(num)
@@ -30,9 +32,9 @@ class HandleType(tlc.base_type):
         self.carrier = carrier if carrier is not None else tl.int32
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, HandleType) and (self.kind, self.shape, str(self.dtype), self.num,
-                                                  self.storage) == (other.kind, other.shape, str(other.dtype),
-                                                                    other.num, other.storage)
+        return isinstance(other, HandleType) and (self.kind, self.shape, str(self.dtype), self.num, self.storage,
+                                                  self.group_warps) == (other.kind, other.shape, str(other.dtype),
+                                                                        other.num, other.storage, other.group_warps)
 
     def __hash__(self) -> int:
         return hash((self.kind, self.shape, str(self.dtype), self.num))
@@ -42,7 +44,7 @@ class HandleType(tlc.base_type):
 
     def mangle(self) -> str:
         shape = "_".join(map(str, self.shape))
-        return f"U{self.kind}{shape}{self.dtype}n{self.num}"
+        return f"U{self.kind}{shape}{self.dtype}n{self.num}" + (f"w{self.group_warps}" if self.group_warps else "")
 
     def _flatten_ir_types(self, builder: Any, out: list) -> None:
         out.append(self.carrier.to_ir(builder))
@@ -76,8 +78,22 @@ class Handle(tlc.base_value):
         return repr(self.type)
 
 
+def _index(self: Handle, buffer_idx: Any, _semantic: Any = None) -> Handle:
+    """``bufs[i]`` / ``bars[i]``: the same as ``tlx.local_view(bufs, i)`` (TLX allows both spellings).
+
+    The code generator passes ``_semantic`` to methods of Triton values that declare it.
+    """
+    from utlx.language._dispatch import compiler_impl
+
+    if _semantic is None:
+        raise TypeError(f"{self!r}[...] can only be used inside a @triton.jit kernel")
+    return compiler_impl("local_view", _semantic)(_semantic, local_allocated_buffers=self, buffer_idx=buffer_idx)
+
+
 class SharedBuffers(Handle):
     """``local_alloc`` result: ``num`` buffers of ``shape`` in shared memory (TLX ``buffered_tensor``)."""
+
+    __getitem__ = _index
 
 
 class SharedView(Handle):
@@ -90,6 +106,8 @@ class AsyncToken(Handle):
 
 class Barriers(Handle):
     """``alloc_barriers`` result: ``num`` mbarriers."""
+
+    __getitem__ = _index
 
 
 class BarrierView(Handle):

@@ -21,6 +21,7 @@ kernel's warp count); :func:`check_worker_tensors` reports such a task after the
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,7 +190,18 @@ def _scalar(gb: Any, elem: str, literal: str) -> Any:
     getter = {"f32": gb.get_fp32, "f16": gb.get_fp16, "bf16": gb.get_bf16, "f64": gb.get_fp64}.get(elem)
     if getter is None:
         raise UtlxCompileError("async_task", f"a task captures a constant tensor of {elem}; create it inside the task")
-    return getter(float(literal))
+    return getter(_float_literal(elem, literal))
+
+
+def _float_literal(elem: str, literal: str) -> float:
+    """An MLIR float literal: decimal, or the bit pattern in hex that MLIR prints for inf/nan (``0xFF800000``)."""
+    if not literal.lower().startswith("0x"):
+        return float(literal)
+    bits = int(literal, 16)
+    if elem == "bf16":
+        elem, bits = "f32", bits << 16
+    fmt, size = {"f16": ("<e", 2), "f32": ("<f", 4), "f64": ("<d", 8)}[elem]
+    return struct.unpack(fmt, bits.to_bytes(size, "little"))[0]
 
 
 def _registers(tasks: list[_Task]) -> list[int] | None:

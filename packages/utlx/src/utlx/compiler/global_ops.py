@@ -1,0 +1,111 @@
+"""TLX ops between shared and global memory that stock Triton has no single op for.
+
+- ``async_store(dst, src, size)``: TLX issues one ``cp.async.bulk`` shared -> global copy. Stock Triton
+  has no NVIDIA op for it, so utlx reads the buffer into registers (``local_load``) and writes the first
+  ``size`` bytes with a masked ``tl.store``. The store is synchronous, which is stronger than TLX's
+  (complete before ``async_descriptor_store_wait``), so kernels that wait stay correct.
+- ``make_tensor_descriptor(None, base, shape, strides, block_shape)``: Triton's own device-side
+  descriptor (``tt.make_tensor_descriptor``; the host must call ``triton.set_allocator``).
+- ``allocate_tensor_descriptor`` / ``make_tensor_descriptor(desc_ptr=...)`` /
+  ``reinterpret_tensor_descriptor``: descriptors stored in, and read back from, user-managed global
+  memory. Stock Triton's IR has no op that writes a descriptor to a given address or reads one from it,
+  so these are compile errors that name the op and the way that compiles.
+- ``async_descriptor_prefetch_tensor``: an L2 prefetch hint with no effect on results. Stock Triton has
+  no TMA prefetch op; utlx checks the arguments and emits nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton.language as tl
+from triton.language import core as tlc
+
+from utlx.language._dispatch import register_compiler_impl
+
+from . import values
+from .errors import UtlxCompileError
+from .ops import _c, _expect, _nvidia_only, _show, local_load
+from .target import from_semantic
+
+_DEVICE_DESCRIPTORS_HINT = ("create the descriptor where it is used with tlx.make_tensor_descriptor(None, base, shape, "
+                            "strides, block_shape) (or tl.make_tensor_descriptor), or pass it from the host")
+
+
+@register_compiler_impl("async_store")
+def async_store(_semantic: Any, dst_global_ptr: Any, src_smem: Any, size: Any) -> None:
+    """Copy the first ``size`` bytes of buffer ``src_smem`` to ``dst_global_ptr`` (see the module doc)."""
+    op = "async_store"
+    _nvidia_only(op, from_semantic(_semantic))
+    view = _expect(op, src_smem, values.SharedView, "src_smem")
+    ptr = dst_global_ptr
+    if not isinstance(ptr, tl.tensor) or ptr.type.is_block() or not ptr.dtype.is_ptr():
+        raise UtlxCompileError(op, f"'dst_global_ptr' must be a scalar pointer, got {_show(ptr)}")
+    numel = 1
+    for s in view.shape:
+        numel *= s
+    if numel & (numel - 1):
+        raise UtlxCompileError(op, f"the buffer has {numel} elements; utlx copies power-of-two buffers only",
+                               hint="slice the buffer (tlx.local_slice) to a power-of-two number of elements")
+    elem_bytes = max(1, view.dtype.primitive_bitwidth // 8)
+    n = _c(size)
+    if isinstance(n, int) and not isinstance(n, bool):
+        if n <= 0 or n % 16 or n > numel * elem_bytes:
+            raise UtlxCompileError(op, f"'size' must be a positive multiple of 16 bytes within the buffer's "
+                                   f"{numel * elem_bytes} bytes, got {n}")
+    data = tl.reshape(local_load(_semantic, view), [numel], _semantic=_semantic)
+    dst = ptr
+    if ptr.dtype.element_ty != view.dtype:
+        dst = _semantic.bitcast(ptr, tl.pointer_type(view.dtype, ptr.dtype.address_space))
+    # Through the tensor operators (builtins): their semantic signatures differ between Triton versions.
+    offs = tl.arange(0, numel, _semantic=_semantic)
+    mask = offs.__mul__(elem_bytes, _semantic=_semantic).__lt__(size, _semantic=_semantic)
+    tl.store(dst.__add__(offs, _semantic=_semantic), data, mask=mask, _semantic=_semantic)
+
+
+@register_compiler_impl("make_tensor_descriptor")
+def make_tensor_descriptor(_semantic: Any, desc_ptr: Any, base: Any, shape: Any, strides: Any, block_shape: Any,
+                           padding_option: Any = "zero") -> Any:
+    """A device-side TMA descriptor over ``base`` (Triton's ``tt.make_tensor_descriptor``)."""
+    op = "make_tensor_descriptor"
+    _nvidia_only(op, from_semantic(_semantic))
+    if _c(desc_ptr) is not None:
+        raise UtlxCompileError(op, "a descriptor stored at desc_ptr (tlx.allocate_tensor_descriptor) cannot be "
+                               "expressed on stock Triton", hint=_DEVICE_DESCRIPTORS_HINT)
+    if not isinstance(base, tl.tensor) or not base.dtype.is_ptr():
+        raise UtlxCompileError(op, f"'base' must be a pointer, got {_show(base)}")
+    return _semantic.make_tensor_descriptor(base, list(_c(shape)), list(_c(strides)), list(_c(block_shape)),
+                                            str(_c(padding_option)))
+
+
+@register_compiler_impl("allocate_tensor_descriptor")
+def allocate_tensor_descriptor(_semantic: Any, num: Any) -> Any:
+    """Not available on stock Triton (see the module doc): a compile error naming the alternative."""
+    raise UtlxCompileError("allocate_tensor_descriptor", "global storage for descriptors written and read by the "
+                           "kernel cannot be expressed on stock Triton", target=from_semantic(_semantic).name,
+                           hint=_DEVICE_DESCRIPTORS_HINT)
+
+
+@register_compiler_impl("reinterpret_tensor_descriptor")
+def reinterpret_tensor_descriptor(_semantic: Any, desc_ptr: Any, block_shape: Any, dtype: Any) -> Any:
+    """Not available on stock Triton (see the module doc): a compile error naming the alternative."""
+    raise UtlxCompileError("reinterpret_tensor_descriptor", "reading a descriptor back from global memory cannot be "
+                           "expressed on stock Triton", target=from_semantic(_semantic).name,
+                           hint=_DEVICE_DESCRIPTORS_HINT)
+
+
+@register_compiler_impl("async_descriptor_prefetch_tensor")
+def async_descriptor_prefetch_tensor(_semantic: Any, desc: Any, offsets: Any, pred: Any = None,
+                                     eviction_policy: Any = "") -> None:
+    """An L2 prefetch hint: arguments checked, nothing emitted (see the module doc)."""
+    op = "async_descriptor_prefetch_tensor"
+    _nvidia_only(op, from_semantic(_semantic))
+    if not isinstance(desc, tlc.tensor_descriptor_base):
+        raise UtlxCompileError(op, f"'desc' must be a tensor descriptor, got {type(desc).__name__}")
+    offs = _c(offsets)
+    offs = list(offs) if isinstance(offs, (list, tuple)) else [offs]
+    if len(offs) != len(desc.block_shape):
+        raise UtlxCompileError(op, f"'offsets' needs {len(desc.block_shape)} coordinates, got {len(offs)}")
+    if str(_c(eviction_policy) or "") not in ("", "evict_first", "evict_last"):
+        raise UtlxCompileError(op, f"eviction_policy must be '', 'evict_first' or 'evict_last', got "
+                               f"{_show(eviction_policy)}")

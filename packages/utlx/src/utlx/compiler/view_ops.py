@@ -1,0 +1,130 @@
+"""Views of shared-memory buffers that move no data: ``local_trans``, ``local_reinterpret``, ``subslice``.
+
+Why a module of their own: each is a new memory descriptor over the same bytes (``ttg.memdesc_trans``,
+``ttg.memdesc_reinterpret``, ``ttg.memdesc_subslice``). The trace-time bodies check the arguments and
+emit a placeholder; the lowerings below build the descriptor and register themselves in
+:data:`utlx.compiler.lowering.LOWERINGS`. ``local_trans`` is what the Hopper attention kernels feed to
+wgmma as ``K^T``: wgmma reads a transposed NVMMA-swizzled buffer directly (its "transpose B" mode), so no
+copy is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton.language as tl
+
+from utlx.language._dispatch import register_compiler_impl
+
+from . import layouts, placeholder, values
+from .errors import UtlxCompileError
+from .lowering import LOWERINGS, Lowering
+from .ops import _c, _expect, _ints, _show
+from .placeholder import Placeholder
+
+# ---------------------------------------------------------------- trace time
+
+
+@register_compiler_impl("local_trans")
+def local_trans(_semantic: Any, input: Any, dims: Any = (1, 0)) -> values.SharedView:
+    """``input`` with its dimensions permuted by ``dims`` (a view: no data moves)."""
+    op = "local_trans"
+    view = _expect(op, input, values.SharedView, "input")
+    order = _ints(op, "dims", dims)
+    rank = len(view.shape)
+    if sorted(order) != list(range(rank)):
+        raise UtlxCompileError(op, f"'dims' must be a permutation of 0..{rank - 1} for a buffer of shape "
+                               f"{list(view.shape)}, got {_show(dims)}")
+    h = placeholder.emit(_semantic, op, {"dims": order}, handles=[view.handle], pure=True)
+    return values.make("view", h, shape=[view.shape[d] for d in order], dtype=view.dtype, num=1)
+
+
+@register_compiler_impl("local_reinterpret")
+def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any = None) -> values.Handle:
+    """The bytes of ``src`` seen as ``dtype`` (and ``shape``): a view, nothing is converted."""
+    op = "local_reinterpret"
+    if not isinstance(src, (values.SharedView, values.SharedBuffers)):
+        raise UtlxCompileError(op, f"'src' must be a tlx.local_alloc result or a view of one, got {type(src).__name__}")
+    new_dtype = _c(dtype)
+    if not isinstance(new_dtype, tl.dtype):
+        raise UtlxCompileError(op, f"'dtype' must be a tl.dtype, got {new_dtype!r}")
+    new_shape = list(src.shape) if _c(shape) is None else _ints(op, "shape", shape)
+    old_bytes = _nbytes(list(src.shape), src.dtype)
+    new_bytes = _nbytes(new_shape, new_dtype)
+    if new_bytes != old_bytes:
+        raise UtlxCompileError(op, f"{new_shape} x {new_dtype} is {new_bytes} bytes but the buffer {list(src.shape)} x "
+                               f"{src.dtype} is {old_bytes} bytes", hint="keep the byte size of each buffer")
+    kind = "buffers" if isinstance(src, values.SharedBuffers) else "view"
+    h = placeholder.emit(_semantic, op, {"dtype": str(new_dtype), "shape": new_shape}, handles=[src.handle], pure=True)
+    return values.make(kind, h, shape=new_shape, dtype=new_dtype, num=src.type.num)
+
+
+@register_compiler_impl("subslice")
+def subslice(_semantic: Any, local_allocated_buffer: Any, offset: Any, size: Any) -> values.SharedView:
+    """Columns ``[offset, offset + size)`` of a buffer (TLX slices tensor memory so; here shared memory)."""
+    from .ops import local_slice
+
+    op = "subslice"
+    view = _expect(op, local_allocated_buffer, values.SharedView, "local_allocated_buffer")
+    off, n = _c(offset), _c(size)
+    for name, v in (("offset", off), ("size", n)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise UtlxCompileError(op, f"'{name}' must be a compile-time int, got {_show(v)}")
+    shape = list(view.shape)
+    return local_slice(_semantic, view, [0] * (len(shape) - 1) + [off], [*shape[:-1], n])
+
+
+def _nbytes(shape: list[int], dtype: Any) -> int:
+    n = dtype.primitive_bitwidth
+    for s in shape:
+        n *= s
+    return n // 8
+
+
+# ---------------------------------------------------------------- lowering
+
+
+def _lower_local_trans(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "buffer argument")
+    f = low.fact(ph, 0)
+    order = list(ph.attrs["dims"])
+    v = low.builder.create_memdesc_trans(src, order)
+    low.real[ph.result.id()] = v
+    # The layout of a transposed view is derived by the op; views of it would need it, none exist in TLX.
+    low.facts[ph.result.id()] = {**f, "shape": [f["shape"][d] for d in order], "layout": None, "kind": "view"}
+
+
+def _reinterpreted_layout(layout: Any, dtype: Any, rank: int) -> Any:
+    """The source's layout for elements of ``dtype``: NVMMA swizzling is kept, its element width follows."""
+    from triton.experimental.gluon import language as ttgl
+
+    if isinstance(layout, ttgl.NVMMASharedLayout):
+        return ttgl.NVMMASharedLayout(swizzle_byte_width=layout.swizzle_byte_width,
+                                      element_bitwidth=dtype.primitive_bitwidth, rank=rank,
+                                      transposed=layout.transposed)
+    if isinstance(layout, ttgl.SwizzledSharedLayout) and len(layout.order) != rank:
+        return ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=list(range(rank - 1, -1, -1)))
+    return layout
+
+
+def _lower_local_reinterpret(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "buffer argument")
+    f = low.fact(ph, 0)
+    if f.get("layout") is None:
+        raise UtlxCompileError(ph.name, f"cannot reinterpret a transposed view; reinterpret the buffer first, then "
+                               f"transpose it ({ph.describe()})")
+    dtype = tl.dtype(ph.attrs["dtype"])
+    shape = list(ph.attrs["shape"])
+    multi = f.get("kind") == "buffers"
+    full = [f["alloc"][0], *shape] if multi else shape
+    layout = _reinterpreted_layout(f["layout"], dtype, len(full) - (1 if multi else 0))
+    ty = layouts.memdesc_type(dtype, full, layout, full).to_ir(low.builder)
+    v = low.builder.create_memdesc_reinterpret(ty, src)
+    low.real[ph.result.id()] = v
+    low.facts[ph.result.id()] = {**f, "dtype": dtype, "shape": shape, "layout": layout, "alloc": full}
+
+
+LOWERINGS.update({
+    "local_trans": _lower_local_trans,
+    "local_reinterpret": _lower_local_reinterpret,
+})
