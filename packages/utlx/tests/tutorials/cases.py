@@ -6,8 +6,9 @@ tutorial promises: wgmma, cp.async or TMA, mbarriers, setmaxnreg, the warp-speci
 Shared by the compile test (host function under the compile-only driver, launches recorded) and the
 interpreter run (``run_tutorial.py`` under ``TRITON_INTERPRET=1``), so both exercise the same calls.
 
-Shapes are small for the interpreter but still iterate every ring: more K/KV blocks than buffers, and
-(with the interpreter's 2 fake SMs) several tiles per persistent program.
+On the CPU (compile-only driver, interpreter) shapes are small but still iterate every ring: more K/KV
+blocks than buffers, and (with the interpreter's 2 fake SMs) several tiles per persistent program. On a GPU
+(``device="cuda"``) they are the sizes of the wheel's own tests (GEMM 4096^3, attention 4x8x1024x128).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Case:
 
     id: str
     tutorial: str  # file stem in tlx/tutorials (hyphens allowed)
-    run: Callable[[ModuleType, Any, int], list[Check]]
+    run: Callable[[ModuleType, Any, int, str], list[Check]]  # (module, torch, seed, device)
     launches: int  # kernel launches one run makes
     ptx: tuple[str, ...]  # regexes that must all match the PTX of every launched kernel
     partitions: tuple[tuple[int, ...], ...] = ()  # per launch: num_warps of each non-default partition
@@ -43,28 +44,35 @@ class Case:
     num_warps: int = 4  # the warps the first config gives the kernel (the default task's, when specialized)
 
 
-def _gemm_inputs(torch: Any, seed: int, m: int = 256, n: int = 256, k: int = 320) -> tuple[Any, Any]:
+def _on(device: str, *tensors: Any) -> list[Any]:
+    """Random data is drawn on the CPU (one generator, any device) and moved."""
+    return [t.to(device) for t in tensors]
+
+
+def _gemm_inputs(torch: Any, seed: int, device: str) -> list[Any]:
+    m, n, k = (256, 256, 320) if device == "cpu" else (4096, 4096, 4096)
     gen = torch.Generator().manual_seed(seed)
     a = torch.randn((m, k), generator=gen).to(torch.float16)
     b = torch.randn((k, n), generator=gen).to(torch.float16)
-    return a, b
+    return _on(device, a, b)
 
 
 def _gemm_check(out: Any, a: Any, b: Any) -> Check:
     return out, a.float() @ b.float(), 5e-2, 1e-2
 
 
-def _run_matmul(attr: str) -> Callable[[ModuleType, Any, int], list[Check]]:
-    def run(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
-        a, b = _gemm_inputs(torch, seed)
+def _run_matmul(attr: str) -> Callable[[ModuleType, Any, int, str], list[Check]]:
+    def run(mod: ModuleType, torch: Any, seed: int, device: str = "cpu") -> list[Check]:
+        a, b = _gemm_inputs(torch, seed, device)
         return [_gemm_check(getattr(mod, attr)(a, b), a, b)]
 
     return run
 
 
-def _attention_inputs(torch: Any, seed: int, z: int = 1, h: int = 2, n_ctx: int = 384, d: int = 128):
+def _attention_inputs(torch: Any, seed: int, device: str) -> list[Any]:
+    shape = (1, 2, 384, 128) if device == "cpu" else (4, 8, 1024, 128)
     gen = torch.Generator().manual_seed(seed)
-    return [(torch.randn((z, h, n_ctx, d), generator=gen) * 0.5).to(torch.float16) for _ in range(3)]
+    return _on(device, *[(torch.randn(shape, generator=gen) * 0.5).to(torch.float16) for _ in range(3)])
 
 
 def attention_reference(q: Any, k: Any, v: Any, sm_scale: float, causal: bool = False) -> Any:
@@ -78,15 +86,15 @@ def attention_reference(q: Any, k: Any, v: Any, sm_scale: float, causal: bool = 
     return torch.softmax(s, dim=-1) @ v.float()
 
 
-def _run_attention(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
-    q, k, v = _attention_inputs(torch, seed)
+def _run_attention(mod: ModuleType, torch: Any, seed: int, device: str = "cpu") -> list[Check]:
+    q, k, v = _attention_inputs(torch, seed, device)
     sm_scale = 0.5
     return [(mod.attention(q, k, v, sm_scale), attention_reference(q, k, v, sm_scale), 1e-2, 0.0)]
 
 
-def _run_vector_add2(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
+def _run_vector_add2(mod: ModuleType, torch: Any, seed: int, device: str = "cpu") -> list[Check]:
     gen = torch.Generator().manual_seed(seed)
-    x, y, a, b = (torch.rand(5000, generator=gen) for _ in range(4))
+    x, y, a, b = _on(device, *(torch.rand(5000 if device == "cpu" else 98432, generator=gen) for _ in range(4)))
     plain = mod.add2(x, y, a, b)
     ws = mod.add2_warp_specialized(x, y, a, b)
     refs = (x.double() + y.double(), a.double() + b.double())
