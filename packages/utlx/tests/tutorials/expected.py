@@ -1,7 +1,8 @@
 """Which tutorial cases fail today, with the first error each one stops at (issue 10).
 
 The one place to flip: when a helper's work lands and a case starts to pass, its strict xfail turns into
-an XPASS failure; delete its entry here. Reasons quote the real first error (``run_tutorial.first_error``),
+an XPASS failure; delete its entry here. When it fails with a *different* first error, the test fails and
+prints the new one: update the quote. Reasons quote the real first error (``run_tutorial.first_error``),
 measured on Triton 3.8.0, CPU, with this branch's utlx.
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import meta_wheel
 import pytest
@@ -73,12 +74,13 @@ def test_offline_download_gives_none_and_says_why(cache, monkeypatch):
 
 def test_a_downloaded_wheel_is_cached_outside_the_repo(cache, monkeypatch):
     def download(cmd, **kwargs):
-        _fake_wheel(cache / "wheels")
+        _fake_wheel(Path(cmd[cmd.index("-d") + 1]))  # what pip does: the wheel lands in the -d folder
         return subprocess.CompletedProcess(cmd, 0, "Saved", "")
 
     monkeypatch.setattr(meta_wheel.subprocess, "run", download)
     root = meta_wheel.meta_wheel_dir()
     assert root == cache / meta_wheel.UNPACKED and (root / "tlx" / "tutorials" / "hopper_x.py").is_file()
+    assert [p.name for p in (cache / "wheels").iterdir()] == [WHEEL_NAME]  # no download scratch left behind
     monkeypatch.setattr(meta_wheel.subprocess, "run", None)  # cached now: no second download
     assert meta_wheel.meta_wheel_dir() == root
 
