@@ -26,8 +26,9 @@ TMA_LOAD = r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::com
            r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.mbarrier::complete_tx::bytes"
 TMA_STORE = r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta"
 MBARRIER = (r"mbarrier\.init\.shared", r"mbarrier\.try_wait\.parity", r"mbarrier\.arrive\.expect_tx")
-NAMED_BARRIERS = (r"bar\.sync\s+9,\s*256", r"bar\.sync\s+10,\s*256", r"bar\.arrive\s+9,\s*256",
-                  r"bar\.arrive\s+10,\s*256")
+# named barriers 9 and 10 of 256 threads (PTX spells them bar.* or barrier.*[.aligned])
+NAMED_BARRIERS = tuple(rf"\bbar(?:rier)?\.{op}(?:\.aligned)?\s+{bar},\s*256;" for op in ("sync", "arrive")
+                       for bar in (9, 10))
 
 
 @dataclass(frozen=True)
