@@ -442,13 +442,13 @@ def meta_subprocess(args: argparse.Namespace, argv: Sequence[str], out: Path) ->
     if wheel is None:
         print(f"attention.py: {runner.meta_wheel().unavailable_reason()}", file=sys.stderr)
         return 2
-    env = runner.environment("meta", wheel, Path(tempfile.mkdtemp(prefix="attention-meta-")))
     keep = [a for a in argv if a not in ("--compare-meta",)]
     keep = _drop_option(_drop_option(_drop_option(keep, "--impl"), "--tlx"), "--out")
     cmd = [sys.executable, str(Path(__file__).resolve()), *keep, "--impl", "meta-tutorial", "--tlx", "meta",
            "--out", str(out)]
     print("$", " ".join(cmd), flush=True)
-    return subprocess.call(cmd, env=env)
+    with tempfile.TemporaryDirectory(prefix="attention-meta-") as scratch:  # its private Triton cache
+        return subprocess.call(cmd, env=runner.environment("meta", wheel, Path(scratch)))
 
 
 def _drop_option(argv: Sequence[str], option: str) -> list[str]:

@@ -204,13 +204,14 @@ def run(impl: str, out: Path, only: list[str] | None, skip_host: bool, timeout: 
     root = mw.meta_wheel_dir()
     if root is None:
         raise SystemExit(f"tlx_tutorial_tests.py: {mw.unavailable_reason()}")
-    work = Path(tempfile.mkdtemp(prefix=f"tlx-tutorials-{impl}-"))
     tests = [t for t in META_TESTS if not only or t.id in only]
-    report: dict[str, Any] = {"impl": impl, "wheel": str(root), "triton_site": str(triton_site()),
-                              "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                              "meta_tests": run_meta_tests(impl, root, work, tests, timeout)}
-    if not skip_host:
-        report["host_checks"] = run_host_checks(impl, root, work, timeout=timeout)
+    with tempfile.TemporaryDirectory(prefix=f"tlx-tutorials-{impl}-") as scratch:
+        work = Path(scratch)
+        report: dict[str, Any] = {"impl": impl, "wheel": str(root), "triton_site": str(triton_site()),
+                                  "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                  "meta_tests": run_meta_tests(impl, root, work, tests, timeout)}
+        if not skip_host:
+            report["host_checks"] = run_host_checks(impl, root, work, timeout=timeout)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"tlx-tutorials-{impl}.json"
     path.write_text(json.dumps(report, indent=1))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,7 +50,7 @@ HOST_CASES = [c for c in RUNNER.case_ids() if c != "hopper_gemm_ws"]
 
 
 @pytest.fixture(scope="module")
-def wheel_and_work():
+def wheel_and_work(tmp_path_factory):
     if not _hopper():
         pytest.skip("needs an NVIDIA Hopper GPU (sm_90)")
     import meta_wheel
@@ -59,7 +58,7 @@ def wheel_and_work():
     root = meta_wheel.meta_wheel_dir()
     if root is None:
         pytest.skip(meta_wheel.unavailable_reason())
-    return root, Path(tempfile.mkdtemp(prefix="tlx-tutorials-gpu-"))
+    return root, tmp_path_factory.mktemp("tlx-tutorials-gpu")
 
 
 @pytest.fixture(scope="module")
