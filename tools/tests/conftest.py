@@ -52,3 +52,13 @@ def versioning_mod() -> ModuleType:
 @pytest.fixture(scope="session")
 def release_mod(versioning_mod: ModuleType) -> ModuleType:
     return load_script("tools/release/release.py", "tritonx_release")
+
+
+@pytest.fixture(scope="session")
+def tlx_tutorials_mod() -> ModuleType:
+    return load_script("tools/device/tlx_tutorial_tests.py", "tlx_tutorial_tests")
+
+
+@pytest.fixture(scope="session")
+def attention_bench_mod() -> ModuleType:
+    return load_script("tools/bench/attention.py", "tritonx_bench_attention")
