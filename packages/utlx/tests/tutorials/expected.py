@@ -8,21 +8,11 @@ measured on Triton 3.8.0, CPU, with this branch's utlx.
 
 from __future__ import annotations
 
-_REPLICATE = ("CompilationError: UtlxCompileError('utlx.async_task: replicate=2 is not supported by utlx on stock "
-              "Triton (a task body is traced once and cannot be cloned); write the replicas as separate tasks')")
 _CTAS_PER_CGA = "TypeError: Config.__init__() got an unexpected keyword argument 'ctas_per_cga'"
-_LOCAL_TRANS = "CompilationError: utlx op 'local_trans' has no compiler implementation for target cuda:sm90"
-_BARS_GETITEM = "CompilationError: AttributeError(\"'Barriers' object has no attribute '__getitem__'\")"
 
 #: case id -> first error when compiling for cuda:90 through the host function
 COMPILE = {
     "hopper_gemm_ws": _CTAS_PER_CGA,
-    "hopper_persistent_gemm_ws_pingpong": _REPLICATE,
-    "hopper_persistent_gemm_ws_cooperative": _REPLICATE,
-    "hopper_fa_ws": _LOCAL_TRANS,
-    "hopper_fa_ws_pipelined": _LOCAL_TRANS,
-    "hopper_fa_ws_pipelined_pingpong": _BARS_GETITEM,
-    "hopper_fa_ws_pipelined_pingpong_persistent": _BARS_GETITEM,
 }
 
 #: case id -> first error under TRITON_INTERPRET=1
