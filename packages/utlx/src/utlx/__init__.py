@@ -7,14 +7,17 @@ kernels compile without further setup. ``utlx.matmul(a, b)`` runs the best packa
 """
 
 import os as _os
+import sys as _sys
 
 from utlx.__about__ import __version__
 from utlx.language import *  # noqa: F403
 from utlx.language import OPS
 from utlx.language import __all__ as _language_all
+from utlx.language._alias import bind_submodules as _bind_submodules
 from utlx.language._alias import install as _install_alias
 
 _install_alias()
+_bind_submodules(_sys.modules[__name__])
 
 
 def _install_interpreter_support() -> None:
