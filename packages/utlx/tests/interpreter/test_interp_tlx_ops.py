@@ -602,3 +602,24 @@ def test_blackwell_only_ops_say_they_need_sm100(which, op):
     assert isinstance(err, UtlxNeedsBlackwellError)
     assert str(err).startswith(f"{op}: needs sm_100 (Blackwell)")
     assert "_blackwell_op" in str(err)
+
+
+# ------------------------------------------------------------------------ fork-only Config(ctas_per_cga)
+
+
+@triton.autotune(configs=[triton.Config({"SCALE": 2.0}, num_warps=4, ctas_per_cga=(2, 1, 1)),
+                          triton.Config({"SCALE": 3.0}, num_warps=4, ctas_per_cga=(1, 1, 1))], key=["N"])
+@triton.jit
+def _autotuned_scale(x_ptr, y_ptr, N: tl.constexpr, SCALE: tl.constexpr):
+    offs = tl.arange(0, N)
+    buf = tlx.local_alloc((N,), tl.float32, 1)[0]
+    tlx.local_store(buf, tl.load(x_ptr + offs) * SCALE)
+    tl.store(y_ptr + offs, tlx.local_load(buf))
+
+
+def test_autotuned_tlx_kernel_with_ctas_per_cga_configs():
+    x = _randn(32)
+    y = torch.zeros(32)
+    with pytest.warns(UserWarning, match="skips 1 of 2 configs"):
+        _autotuned_scale[(1,)](x, y, N=32)
+    np.testing.assert_array_equal(y.numpy(), x.numpy() * 3.0)  # the cluster-of-2 config was not run
