@@ -64,7 +64,7 @@ def ballot(pred: np.ndarray, mask: int) -> np.ndarray:
         words = np.full(n, word, dtype=np.uint64)
     elif n % WARP:
         raise UtlxInterpreterError(f"vote_ballot_sync: a predicate tensor of {n} elements does not fill whole "
-                                   f"warps (a multiple of {WARP}, or fewer than {WARP})")
+                                   f"warps (a multiple of {WARP}, or fewer than {WARP}){where(kernel_location())}")
     else:
         per_warp = (flat.reshape(-1, WARP).astype(np.uint64) * weights).sum(axis=1)
         words = np.repeat(per_warp, WARP)
