@@ -237,3 +237,10 @@ def test_the_comparison_catches_a_changed_signature():
                "dtype: tl.constexpr): pass")
     assert _check("_to_mxfp8_block", ast.parse(jit_src.format(": tl.constexpr")).body[0], utlx._to_mxfp8_block) == []
     assert _check("_to_mxfp8_block", ast.parse(jit_src.format("")).body[0], utlx._to_mxfp8_block)
+
+
+def test_an_unavailable_wheel_skips_with_a_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv(meta_wheel.ENV_DIR, str(tmp_path / "nowhere"))
+    assert meta_wheel.meta_wheel_dir() is None
+    reason = meta_wheel.unavailable_reason()
+    assert "triton-utlx==3.8.0.post16" in reason and meta_wheel.ENV_DIR in reason
