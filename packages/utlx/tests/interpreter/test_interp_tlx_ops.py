@@ -523,6 +523,25 @@ def test_remote_ops_on_a_cluster_of_one():
     assert "remote_shmem_store: remote_cta_rank=1, but the interpreter runs clusters of one CTA" in msg
 
 
+@triton.jit
+def _remote_arrive(y_ptr, RANK: tl.constexpr):
+    bars = tlx.alloc_barriers(1, arrive_count=1)
+    tlx.barrier_arrive(bars[0], 1, remote_cta_rank=RANK)
+    tlx.barrier_wait(bars[0], 0)
+    tl.store(y_ptr, 1.0)
+
+
+def test_remote_arrive_on_a_cluster_of_one():
+    y = torch.zeros(1)
+    _remote_arrive[(1,)](y, RANK=0)
+    assert y.item() == 1.0
+    with pytest.raises(Exception) as info:
+        _remote_arrive[(1,)](y, RANK=1)
+    msg = str(_cause(info))
+    assert "barrier_arrive: remote_cta_rank=1, but the interpreter runs clusters of one CTA" in msg
+    assert "remote_cta_rank=RANK" in msg  # the kernel line
+
+
 # ------------------------------------------------------------------------------------ storage alias spec
 
 
