@@ -76,21 +76,26 @@ def _from_env(value: str) -> Path | None:
 
 
 def _download(dest: Path) -> Path | None:
+    """``pip download`` into a private folder, then move the wheel into ``dest`` (parallel test workers)."""
     dest.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".download-", dir=dest))
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
            "--platform", "manylinux_2_28_x86_64", "--python-version", "3.12", "--implementation", "py",
-           "-d", str(dest), SPEC]
+           "-d", str(tmp), SPEC]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        _reason.append(f"pip download {SPEC} failed: {exc}")
-        return None
-    wheels = sorted(dest.glob(WHEEL_GLOB))
-    if done.returncode != 0 or not wheels:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        _reason.append(f"pip download {SPEC} failed (offline?): {tail[0][:300]}")
-        return None
-    return wheels[0]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _reason.append(f"pip download {SPEC} failed: {exc}")
+            return None
+        wheels = sorted(tmp.glob(WHEEL_GLOB))
+        if done.returncode != 0 or not wheels:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            _reason.append(f"pip download {SPEC} failed (offline?): {tail[0][:300]}")
+            return None
+        return wheels[0].replace(dest / wheels[0].name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def meta_wheel_dir() -> Path | None:
