@@ -111,7 +111,10 @@ def environment(impl: str, wheel_root: Path, work: Path, base: dict[str, str] | 
     if impl == "utlx":
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HARNESS), env.get("PYTHONPATH", "")) if p)
         return env
-    env["PYTHONPATH"] = os.pathsep.join((str(HARNESS), str(triton_site()), str(wheel_root)))
+    # TRITONX_DEVICE_EXTRA_SITE: third-party packages the tutorials import that the image lacks (torchao:
+    # test_correctness.py imports every Blackwell tutorial, one of which needs it), for both builds alike
+    extra = env.get("TRITONX_DEVICE_EXTRA_SITE", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HARNESS), str(triton_site()), str(wheel_root), extra) if p)
     env["TRITON_PLUGIN_PATHS"] = str(wheel_root / "utlx_plugin" / "libutlx.so")
     env["TRITON_CACHE_DIR"] = str(work / "meta-triton-cache")
     for var in ("TRITONX_PTH_DIRS", "TRITONX_PLUGINS", "UTLX_META_WHEEL_DIR"):

@@ -108,8 +108,10 @@ def ws_tiles() -> list[Tile]:
 def producer_consumer_tiles() -> list[Tile]:
     """The hand-written warp-specialized GEMM: one consumer warpgroup holds the whole tile (so warps 4 and
     a register-bounded tile) and a 1-warp TMA producer."""
-    return [t for t in _grid() if t.warps == 4 and t.stages * (t.bm + t.bn) * t.bk * 2 <= SMEM_LIMIT
-            and _acc_regs(t.bm, t.bn, 4) <= MAX_ACC_REGS]
+    # the ring stays allocated across the warp_specialize region, so the epilogue's layout-conversion
+    # scratch (an fp16 tile) cannot reuse it: count both (H200: 256x64x64 with 5 stages needs 237660 B)
+    return [t for t in _grid() if t.warps == 4 and t.stages * (t.bm + t.bn) * t.bk * 2 + t.bm * t.bn * 2 + 1024
+            <= SMEM_LIMIT and _acc_regs(t.bm, t.bn, 4) <= MAX_ACC_REGS]
 
 
 def shapes(tile: Tile, *, big: bool = True) -> list[tuple[int, int, int]]:
