@@ -129,6 +129,11 @@ class GemmLaunch:
         return (TensorDescriptor.from_tensor(a_src, blk_a), TensorDescriptor.from_tensor(b_src, blk_b),
                 TensorDescriptor.from_tensor(c, blk_c), p.M, p.N, p.K)
 
+    def compile(self, a: Any, b: Any, c: Any) -> None:
+        """Compile this launch's kernel for tensors like these without launching it (``warmup``): lets a
+        caller fill Triton's cache in parallel processes before anything is timed."""
+        self.jit_fn.run(*self.args(a, b, c), grid=self.grid, warmup=True, **self.kwargs)
+
     def _jit(self, a: Any, b: Any, c: Any) -> None:
         compiled = self.jit_fn[self.grid](*self.args(a, b, c), **self.kwargs)
         if compiled is None or self.direct is not None:  # interpreter; or a c of another alignment

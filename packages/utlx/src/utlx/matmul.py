@@ -453,13 +453,21 @@ def plan_key(a: Any, b: Any) -> tuple:
             not pb & 15, _active_key())
 
 
+#: select_best's timing effort: "full" (the defaults, what the H200 runs showed is needed to pick within
+#: ~1%) and "quick" (a third of the timing, for benchmark sweeps that reuse nothing).
+EFFORT = {"full": {}, "quick": {"screen_rep_ms": 10.0, "final_rep_ms": 25.0, "top_k": 3, "rounds": 2}}
+
+
 def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s: float | None = None,
-         use_disk_cache: bool = True, cache: TuningCache | None = None) -> TuneReport:
+         use_disk_cache: bool = True, cache: TuningCache | None = None, effort: str = "full") -> TuneReport:
     """Choose (and remember) the kernel :func:`matmul` runs for inputs like ``a`` and ``b``.
 
     ``force``: tune even when a choice is already cached in memory or on disk. ``budget_s``: stop
-    tuning after about this many seconds (default ``$UTLX_MATMUL_TUNE_BUDGET_S`` or 120).
+    tuning after about this many seconds (default ``$UTLX_MATMUL_TUNE_BUDGET_S`` or 120). ``effort``:
+    a key of :data:`EFFORT`.
     """
+    if effort not in EFFORT:
+        raise ValueError(f"utlx.matmul.tune: effort must be one of {sorted(EFFORT)}, got {effort!r}")
     import torch
     from triton.testing import do_bench
 
@@ -517,11 +525,11 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
             run = launcher(cand)
             return do_bench(lambda: run(a, b, c), warmup=max(5.0, rep_ms / 3), rep=rep_ms, return_mode="median")
 
-        report = select_best(cands, check, timer, budget_s=budget_s)
+        report = select_best(cands, check, timer, budget_s=budget_s, **EFFORT[effort])
         if report.winner is None:  # every fast candidate failed: the portable kernel
             fb = [cand for cand in fallback_candidates(info.kind) if cand.id not in {x.id for x in cands}]
             if fb:
-                more = select_best(fb, check, timer, budget_s=budget_s)
+                more = select_best(fb, check, timer, budget_s=budget_s, **EFFORT[effort])
                 report = TuneReport(more.winner, report.results + more.results, "tuned",
                                     report.elapsed_s + more.elapsed_s)
         if report.winner is None:
@@ -533,6 +541,38 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
                   time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         del ref
         return report
+
+
+def tuning_candidates(a: Any, b: Any) -> list[Candidate]:
+    """The candidates :func:`tune` would try for inputs like ``a`` and ``b`` (after deduplication)."""
+    a_layout, b_layout, aligned = _problem_key(a, b)[-3:]
+    info = _device_info(a.device)
+    aligned = aligned and "strided" not in (a_layout, b_layout)
+    space = candidates(info.kind, aligned, a.element_size(), a_col=a_layout == "col", b_col=b_layout == "col")
+    return for_problem(space, a.shape[0], b.shape[1], info.num_sms)
+
+
+def precompile(a: Any, b: Any, cands: Sequence[Candidate] | None = None) -> list[str]:
+    """Compile, without launching, every kernel :func:`tune` would try for inputs like ``a`` and ``b``.
+
+    Why: compiling ~20 candidates dominates a first tuning; run this in parallel worker processes (they
+    share Triton's on-disk cache) and tuning afterwards only loads and times. Returns the failures as
+    text (a failing candidate is reported again, with its reason, when it is tuned).
+    """
+    import torch
+
+    from utlx.plugin import ensure_active
+
+    ensure_active()
+    c = torch.empty(a.shape[0], b.shape[1], device=a.device, dtype=a.dtype)
+    problem = Problem.of(a, b, _device_info(a.device).num_sms)
+    errors = []
+    for cand in cands if cands is not None else tuning_candidates(a, b):
+        try:
+            cand.bind(problem).compile(a, b, c)
+        except Exception as exc:  # reported, not raised: tuning records it per candidate
+            errors.append(f"{cand.id}: {type(exc).__name__}: {exc}"[:300])
+    return errors
 
 
 def select(a: Any, b: Any, c: Any) -> Candidate:
