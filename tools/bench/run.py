@@ -23,7 +23,7 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     steps = [
-        [sys.executable, str(HERE / "gemm.py"), "--out", str(out), "--budget-s", "240", "--rounds", "5"],
+        [sys.executable, str(HERE / "gemm.py"), "--out", str(out), "--budget-s", "470", "--rounds", "3"],
         [sys.executable, str(HERE / "overhead.py"), "--json", str(out / "overhead.json")],
     ]
     worst = 0

@@ -52,3 +52,8 @@ def versioning_mod() -> ModuleType:
 @pytest.fixture(scope="session")
 def release_mod(versioning_mod: ModuleType) -> ModuleType:
     return load_script("tools/release/release.py", "tritonx_release")
+
+
+@pytest.fixture(scope="session")
+def gemm_mod() -> ModuleType:
+    return load_script("tools/bench/gemm.py", "tritonx_bench_gemm")
