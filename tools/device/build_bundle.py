@@ -13,6 +13,9 @@ Layout inside the archive (one top folder, named like the archive):
     <name>/MANIFEST.json   what was kept, dropped, stripped; wheel list; sizes; git commit
     <name>/site/           the unpacked, trimmed Triton (absent in the stock bundle): goes first on PYTHONPATH
     <name>/wheels/*.whl    repo packages + dependencies the image lacks: pip install --no-index --no-deps
+    <name>/extra/*.whl     --extra-wheel builds carried for comparison, NOT installed (run_gpu_tests.sh names the
+                           folder in $TRITONX_EXTRA_WHEELS, and in $UTLX_META_WHEEL_DIR for triton-utlx): Meta's
+                           triton-utlx ships a top-level `utlx` and .pth hooks that would replace the code under test
 tools/device/run_gpu_tests.sh unpacks and uses it. The `.bundle/` folder is git-ignored: pass the archive
 with the device tool's `carry`. Downloads are cached outside the checkout (--cache-dir) so they never travel.
 """
@@ -212,15 +215,17 @@ def build(args: argparse.Namespace) -> Path:
         if not args.no_deps_wheels:
             log(f"downloading dependency wheels the GPU image lacks: {', '.join(spec.GPU_IMAGE_MISSING_DEPS)}")
             deps = pip_download(list(spec.GPU_IMAGE_MISSING_DEPS), staging / "dl-deps", args.python_version)
-        extra: list[Path] = []
-        if args.extra_wheel:
-            log(f"downloading extra wheels: {', '.join(args.extra_wheel)}")
-            extra = pip_download(args.extra_wheel, staging / "dl-extra", args.python_version)
-        for w in [*deps, *extra]:
+        for w in deps:
             shutil.copy2(w, wheels / w.name)
+        if args.extra_wheel:
+            log(f"downloading extra wheels (carried, not installed): {', '.join(args.extra_wheel)}")
+            (top / "extra").mkdir()
+            for w in pip_download(args.extra_wheel, staging / "dl-extra", args.python_version):
+                shutil.copy2(w, top / "extra" / w.name)
         _check_one_version_each(wheels)
         manifest["wheels"] = sorted(p.name for p in wheels.glob("*.whl"))
         manifest["repo_wheels"] = sorted(p.name for p in repo)
+        manifest["extra_wheels"] = sorted(p.name for p in (top / "extra").glob("*.whl"))
         (top / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
         log(f"packing {out} (xz -{args.xz_level})")
@@ -265,7 +270,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--work-dir", default=None, help="scratch folder for unpacking (~1 GB); default: system temp")
     p.add_argument("--keep", action="append", default=[], metavar="PATTERN", help="keep files a rule would drop")
     p.add_argument("--drop", action="append", default=[], metavar="PATTERN", help="drop more files (fnmatch)")
-    p.add_argument("--extra-wheel", action="append", default=[], metavar="SPEC", help="another wheel to carry")
+    p.add_argument("--extra-wheel", action="append", default=[], metavar="SPEC",
+                   help="another wheel to carry for comparison, in extra/ (not installed)")
     p.add_argument("--no-deps-wheels", action="store_true", help="leave out the dependency wheels")
     p.add_argument("--python-version", default=PY_VERSION,
                    help="Python of the target machine (3.12 on the H200; 3.11 to try a bundle on this machine)")

@@ -15,6 +15,8 @@
 #   --python PY        interpreter (default: $PYTHON or python3)
 # env: OUT (logs are written there when set: versions.txt, gpu-tests.log, gpu-tests.xml, bench.log),
 #      TRITONX_DEVICE_WORK (scratch, default /tmp/tritonx-device), BENCH_CMD.
+#      Exported for the tests: TRITONX_EXTRA_WHEELS (the bundle's extra/ folder), UTLX_META_WHEEL_DIR (when
+#      it holds Meta's triton-utlx wheel).
 # exit: pytest's status, else the benchmarks'; 3 when the environment is not the one asked for.
 set -uo pipefail
 
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
     --plugin-path) PLUGIN_PATHS+=("${2:?--plugin-path needs a path}"); shift 2 ;;
     --python) PY=${2:?--python needs an interpreter}; shift 2 ;;
     --) shift; PYTEST_ARGS=("$@"); break ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -78,6 +80,15 @@ PYEOF
       --target "$WORK/site" "${WHEELS[@]}" || die "pip install of the bundle's wheels failed"
     say "installed ${#WHEELS[@]} wheels into $WORK/site"
   fi
+fi
+
+# 2b. Comparison builds (--extra-wheel) are carried, never installed: named for the tests that use them.
+if [ -n "$TOP" ] && compgen -G "$TOP/extra/*.whl" >/dev/null; then
+  export TRITONX_EXTRA_WHEELS="$TOP/extra"
+  if compgen -G "$TOP/extra/triton_utlx-*.whl" >/dev/null; then
+    export UTLX_META_WHEEL_DIR=${UTLX_META_WHEEL_DIR:-$TOP/extra}
+  fi
+  say "carried, not installed: $(cd "$TOP/extra" && ls -- *.whl | paste -sd' ' -) (TRITONX_EXTRA_WHEELS=$TOP/extra)"
 fi
 
 # 3. The repo packages: live sources + a dist-info (entry points), unless --src bundle.

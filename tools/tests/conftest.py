@@ -57,3 +57,13 @@ def release_mod(versioning_mod: ModuleType) -> ModuleType:
 @pytest.fixture(scope="session")
 def gemm_mod() -> ModuleType:
     return load_script("tools/bench/gemm.py", "tritonx_bench_gemm")
+
+
+@pytest.fixture(scope="session")
+def tlx_tutorials_mod() -> ModuleType:
+    return load_script("tools/device/tlx_tutorial_tests.py", "tlx_tutorial_tests")
+
+
+@pytest.fixture(scope="session")
+def attention_bench_mod() -> ModuleType:
+    return load_script("tools/bench/attention.py", "tritonx_bench_attention")

@@ -87,18 +87,21 @@ def test_devinstall_on_the_real_packages(devinstall_mod, tmp_path, capsys):
     assert names == {"tritonx-core", "utlx"}
 
 
-def make_fake_bundle(tmp_path: Path, bundle_mod, wheels: dict[str, dict[str, str]] | None = None) -> Path:
-    """A bundle like build_bundle.py's, but with a stub Triton 9.9.9 and hand-made wheels."""
+def make_fake_bundle(tmp_path: Path, bundle_mod, wheels: dict[str, dict[str, str]] | None = None,
+                     extra: dict[str, dict[str, str]] | None = None) -> Path:
+    """A bundle like build_bundle.py's, but with a stub Triton 9.9.9 and hand-made wheels (``extra``: the
+    --extra-wheel folder)."""
     import zipfile
 
     top = tmp_path / "staging" / "triton-9.9.9"
     (top / "site/triton").mkdir(parents=True)
     (top / "site/triton/__init__.py").write_text('__version__ = "9.9.9"\n')
-    (top / "wheels").mkdir()
-    for name, files in (wheels or {}).items():
-        with zipfile.ZipFile(top / "wheels" / name, "w") as zf:
-            for path, text in files.items():
-                zf.writestr(path, text)
+    for folder, content in (("wheels", wheels), ("extra", extra)):
+        (top / folder).mkdir(exist_ok=folder == "wheels" or content is not None)
+        for name, files in (content or {}).items():
+            with zipfile.ZipFile(top / folder / name, "w") as zf:
+                for path, text in files.items():
+                    zf.writestr(path, text)
     (top / "MANIFEST.json").write_text(json.dumps({"name": "triton-9.9.9", "repo_wheels": []}))
     out = tmp_path / "triton-9.9.9.tar.xz"
     bundle_mod.pack(tmp_path / "staging", "triton-9.9.9", out, level=0)
@@ -135,6 +138,37 @@ def test_run_script_with_a_bundle_puts_its_triton_first_and_logs_to_out(tmp_path
     log = (tmp_path / "out/gpu-tests.log").read_text()
     assert "1 passed, 1 skipped, 1 deselected" in log
     assert (tmp_path / "out/gpu-tests.xml").read_text().count("<testcase") == 2
+
+
+EXTRA_TESTS = '''
+import importlib.util, os
+import pytest
+
+@pytest.mark.gpu
+def test_comparison_wheel_is_carried_not_installed():
+    folder = os.environ["UTLX_META_WHEEL_DIR"]
+    assert folder == os.environ["TRITONX_EXTRA_WHEELS"] and folder.endswith("/extra")
+    assert sorted(os.listdir(folder)) == ["triton_utlx-3.8.0.post16-py3-none-any.whl"]
+    assert importlib.util.find_spec("tlx") is None  # the wheel's packages are not importable
+    here = os.path.join(os.getcwd(), "packages", "utlx", "src")  # the script runs from the repo root
+    assert importlib.util.find_spec("utlx").origin.startswith(here)
+'''
+
+
+def test_run_script_carries_extra_wheels_without_installing_them(tmp_path, bundle_mod):
+    tests = tmp_path / "fake_tests"
+    tests.mkdir()
+    (tests / "test_extra.py").write_text(EXTRA_TESTS)
+    meta = {"triton_utlx-3.8.0.post16-py3-none-any.whl": {
+        "tlx/__init__.py": "", "utlx/__init__.py": "raise ImportError('the comparison build was installed')\n",
+        "utlx_plugin.pth": "import os; os.environ['TRITON_PLUGIN_PATHS'] = '/meta/libutlx.so'\n"}}
+    bundle = make_fake_bundle(tmp_path, bundle_mod, extra=meta)
+    res = run_script(tmp_path, "--bundle", str(bundle), "--", str(tests))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "carried, not installed: triton_utlx-3.8.0.post16-py3-none-any.whl" in out
+    assert "TRITON_PLUGIN_PATHS=\n" in (tmp_path / "out/versions.txt").read_text()  # its .pth never ran
+    assert "1 passed" in (tmp_path / "out/gpu-tests.log").read_text()
 
 
 def test_run_script_without_bundle_uses_the_installed_triton(tmp_path):

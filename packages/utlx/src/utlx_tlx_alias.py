@@ -6,6 +6,9 @@ interpreter start-up without importing utlx or triton: the alias then works befo
 Why a meta-path finder appended at the END of ``sys.meta_path`` (not a ``sys.modules`` entry): a real
 ``triton.language.extra.tlx`` (Meta's fork, or another plugin) is found by the ordinary finders first and
 wins; we only answer when every other finder has said no, and we never import anything eagerly.
+Submodules (``triton.language.extra.tlx.barrier``, ...) are answered by ``utlx.language._alias``, which
+``import utlx`` installs: keeping this file small and stable matters, because an editable install copies
+it into site-packages once.
 """
 
 from __future__ import annotations
@@ -22,11 +25,20 @@ TARGET = "utlx"
 
 
 class _AliasLoader(importlib.abc.Loader):
+    """Gives the alias the ``utlx`` module object itself; ``exec_module`` puts back utlx's own spec, which
+    the import system replaced with the alias's."""
+
+    def __init__(self) -> None:
+        self._own_spec: importlib.machinery.ModuleSpec | None = None
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(TARGET)
+        module = importlib.import_module(TARGET)
+        self._own_spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the target module is already initialised."""
+        if self._own_spec is not None:
+            module.__spec__ = self._own_spec
 
 
 class TlxAliasFinder(importlib.abc.MetaPathFinder):

@@ -358,6 +358,45 @@ def create_warp_specialize(gb: Any, captures: list[Any], worker_warps: list[int]
     return ws, gb.create_warp_specialize_partitions(n)
 
 
+# ------------------------------------------------ fork-only Triton surface (utlx/fork_surface.py)
+# What TLX code touches on Meta's fork that stock Triton lacks, and where utlx adds it. The same classes,
+# methods and signatures on 3.6 to 3.9 (``Config.__init__(kwargs, num_warps, num_stages, num_ctas, maxnreg,
+# pre_hook, ir_override)``, ``Config.all_kwargs``/``__str__``, ``Autotuner.prune_configs(kwargs)``,
+# ``JITFunction._pack_args(backend, kwargs, bound_args, specialization, options)`` on the compile path only,
+# the ``GPUTarget`` dataclass); when a version moves one, only this section changes.
+
+
+def autotune_config_class() -> type:
+    """``triton.Config`` (TLX passes ``ctas_per_cga=`` to it)."""
+    from triton.runtime.autotuner import Config
+
+    return Config
+
+
+def autotuner_class() -> type:
+    """``triton.runtime.autotuner.Autotuner`` (its ``prune_configs(kwargs)`` picks the configs to run)."""
+    from triton.runtime.autotuner import Autotuner
+
+    return Autotuner
+
+
+def launch_options_hook() -> tuple[type, str]:
+    """Where a launch's keyword options are checked, on the compile (cache-miss) path only:
+    ``JITFunction._pack_args(backend, kwargs, ...)`` rejects keywords that are neither parameters nor
+    backend options. Launches that hit the kernel cache never get there, so a hook here costs nothing per
+    launch."""
+    from triton.runtime.jit import JITFunction
+
+    return JITFunction, "_pack_args"
+
+
+def gpu_target_class() -> type:
+    """``triton.backends.compiler.GPUTarget`` (Meta's fork adds ``is_cuda_backend()``)."""
+    from triton.backends.compiler import GPUTarget
+
+    return GPUTarget
+
+
 # ---------------------------------------------------------------- interpreter (TRITON_INTERPRET=1)
 # The interpreter is private Triton API. Its shape is the same from 3.6 to 3.9 (``_patch_lang(fn)``
 # returning a restorable scope, ``FunctionRewriter.ast_transformer``, ``TensorHandle``,

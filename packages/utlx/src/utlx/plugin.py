@@ -60,6 +60,14 @@ def disabled_by_environment() -> bool:
     return NAME not in [n.strip() for n in chosen.split(",")]
 
 
+def enabled() -> bool:
+    """Is utlx switched on in this process? Off when the environment disables it, and, once tritonx manages
+    utlx (:func:`ensure_active` registered it), whenever tritonx has it disabled."""
+    if disabled_by_environment():
+        return False
+    return _REGISTRY[0].is_enabled(NAME) if _REGISTRY else True
+
+
 def ensure_active() -> str:
     """Make sure TLX kernels compile in this process; returns ``"tritonx"``, ``"standalone"`` or ``"disabled"``.
 

@@ -90,7 +90,7 @@ def test_remaining_ops_on_cpu():
                        tile[half:, :half])
     assert torch.equal(out[2 * block * block: 2 * block * block + block * half].reshape(block, half), tile[:, half:])
     assert torch.all(out[3 * block * block: 4 * block * block] == 1.0)
-    assert out[4 * block * block].item() == 1.0  # thread 0 + rank 0 + cluster of 1 + replica 0
+    assert out[4 * block * block].item() == 1.0  # thread 0 + rank 0 + cluster of 1
     assert out[4 * block * block + 1].item() == 1.0  # clock64 > 0
 
 

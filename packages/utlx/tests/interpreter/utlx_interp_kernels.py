@@ -302,7 +302,7 @@ def copy_tile_tma(src_desc, dst_desc, BLOCK: tl.constexpr, EXPECT_TILES: tl.cons
 
 @interpreter_jit
 def ops_probe(out_ptr, BLOCK: tl.constexpr):
-    """Touches the remaining ops once: slices, transposes, reinterpret, replica ids, utilities."""
+    """Touches the remaining ops once: slices, transposes, reinterpret, utilities."""
     offs = tl.arange(0, BLOCK)
     bufs = tlx.local_alloc((BLOCK, BLOCK), tl.float32, 2)
     buf = tlx.local_view(bufs, 1)
@@ -319,6 +319,6 @@ def ops_probe(out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + 2 * BLOCK * BLOCK + offs[:, None] * (BLOCK // 2) + half[None, :], cols)
     tl.store(out_ptr + 3 * BLOCK * BLOCK + offs[:, None] * BLOCK + offs[None, :], (as_int == tile.to(tl.int32,
              bitcast=True)).to(tl.float32))
-    ids = tlx.thread_id(0) + tlx.cluster_cta_rank() + tlx.cluster_size_1d() + tlx.async_task_replica_id()
+    ids = tlx.thread_id(0) + tlx.cluster_cta_rank() + tlx.cluster_size_1d()
     tl.store(out_ptr + 4 * BLOCK * BLOCK, ids.to(tl.float32))
     tl.store(out_ptr + 4 * BLOCK * BLOCK + 1, (tlx.clock64() > 0).to(tl.float32))

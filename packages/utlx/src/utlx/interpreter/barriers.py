@@ -104,13 +104,19 @@ class BarrierArray:
     def __len__(self) -> int:
         return len(self.barriers)
 
-    def __getitem__(self, idx: object) -> Barrier:
+    def view(self, idx: object, op: str) -> Barrier:
+        """Barrier ``idx`` (``local_view(bars, idx)`` or ``bars[idx]``); out of range is an error naming ``op``."""
         from utlx.compat import to_int
+        from utlx.interpreter.errors import kernel_location
 
-        i = to_int(idx, "barrier index")
+        i = to_int(idx, f"{op} barrier index")
         if not 0 <= i < len(self.barriers):
-            raise UtlxHazardError(f"local_view: index {i} out of range for {self.name} ({len(self.barriers)} barriers)")
+            raise UtlxHazardError(f"{op}: index {i} out of range for {self.name} ({len(self.barriers)} "
+                                  f"barriers){where(kernel_location())}")
         return self.barriers[i]
+
+    def __getitem__(self, idx: object) -> Barrier:
+        return self.view(idx, "local_view (bars[i])")
 
     def __repr__(self) -> str:
         return f"<utlx mbarriers {self.name} x{len(self.barriers)}>"

@@ -109,7 +109,7 @@ class BufferView:
     def __getitem__(self, idx: object) -> BufferView:
         from utlx.interpreter.ops_mem import view_of
 
-        return view_of(self, idx, "buffer[...]")
+        return view_of(self, idx, "local_view (bufs[i])")
 
     @property
     def name(self) -> str:

@@ -51,9 +51,10 @@ def barrier_expect_bytes(_semantic: Any, bar: Any, size: Any, pred: Any) -> None
 @impl("barrier_arrive")
 def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any, remote_cta_rank: Any) -> None:
     loc = kernel_location()
-    if remote_cta_rank is not None and _compat.to_int(remote_cta_rank, "barrier_arrive remote_cta_rank") != 0:
-        raise UtlxInterpreterError(f"barrier_arrive: the interpreter runs clusters of one CTA; remote_cta_rank must "
-                                   f"be 0{where(loc)}")
+    rank = None if remote_cta_rank is None else _compat.to_int(remote_cta_rank, "barrier_arrive remote_cta_rank")
+    if rank not in (None, 0):
+        raise UtlxInterpreterError(f"barrier_arrive: remote_cta_rank={rank}, but the interpreter runs clusters of "
+                                   f"one CTA (cluster_size_1d() == 1), so the only rank is 0{where(loc)}")
     b = _barrier(bar, "barrier_arrive", "bar")
     b.arrive(_compat.to_int(arrive_count, "barrier_arrive arrive_count"), "barrier_arrive", loc)
     yield_now()

@@ -10,11 +10,13 @@ from triton.language import core as tl
 
 from utlx import compat as _compat
 from utlx.interpreter import state as _state
+from utlx.interpreter.aliasing import AliasSpec
 from utlx.interpreter.barriers import Barrier, BarrierArray
 from utlx.interpreter.errors import UtlxHazardError, UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.memory import Allocation, BufferView
 from utlx.interpreter.state import InFlight
 from utlx.language._dispatch import register_interpreter_impl as impl
+from utlx.language.types import storage_kind
 
 _unwrap = tl._unwrap_if_constexpr
 
@@ -69,9 +71,9 @@ def _fit(op: str, view: BufferView, value: tl.tensor) -> np.ndarray:
 
 
 def view_of(buffers: Any, idx: Any, op: str) -> Any:
-    """``local_view(buffers, idx)`` for buffers and barrier arrays."""
+    """``local_view(buffers, idx)`` (also spelled ``buffers[idx]``) for buffers and barrier arrays."""
     if isinstance(buffers, BarrierArray):
-        return buffers[idx]
+        return buffers.view(idx, op)
     view = _buffer(buffers, op, "local_allocated_buffers")
     if view.index is not None:
         raise UtlxInterpreterError(f"{op}: {view.name} is already a single buffer; index the local_alloc result")
@@ -91,12 +93,31 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any, 
         raise UtlxInterpreterError(f"local_alloc: 'dtype' must be a triton dtype, got {dtype!r}{where(loc)}")
     n = _compat.to_int(num, "local_alloc num")
     storage = _unwrap(storage)
-    storage_name = getattr(storage, "value", str(storage))
+    if not isinstance(storage, storage_kind):
+        raise UtlxInterpreterError(f"local_alloc: 'storage' must be a tlx.storage_kind, got {storage!r}{where(loc)}")
+    reuse = _unwrap(reuse)
     base = None
-    if reuse is not None:
+    if reuse is not None and not isinstance(reuse, AliasSpec):
         base = _buffer(reuse, "local_alloc", "reuse").alloc
     name = (loc.assigned_name() if loc else None) or f"local_alloc@{loc.lineno if loc else '?'}"
-    return BufferView(Allocation(shape_t, dtype, n, storage_name, name, loc, reuse=base))
+    alloc = Allocation(shape_t, dtype, n, storage.value, name, loc, reuse=base)
+    if isinstance(reuse, AliasSpec):
+        reuse.add_user(alloc)
+    return BufferView(alloc)
+
+
+@impl("storage_alias_spec")
+def storage_alias_spec(_semantic: Any, storage: Any, buffer_size_bytes: Any) -> AliasSpec:
+    loc = kernel_location()
+    kind = _unwrap(storage)
+    if kind not in (storage_kind.smem, storage_kind.tmem):
+        raise UtlxInterpreterError(f"storage_alias_spec: storage must be tlx.storage_kind.smem or .tmem, got "
+                                   f"{kind!r}{where(loc)}")
+    size = None if buffer_size_bytes is None else _compat.to_int(buffer_size_bytes, "storage_alias_spec "
+                                                                 "buffer_size_bytes")
+    if size is not None and size <= 0:
+        raise UtlxInterpreterError(f"storage_alias_spec: buffer_size_bytes must be > 0, got {size}{where(loc)}")
+    return AliasSpec(kind, size)
 
 
 @impl("local_view")
@@ -326,6 +347,43 @@ def fence(_semantic: Any, scope: Any) -> None:
 @impl("fence_async_shared")
 def fence_async_shared(_semantic: Any) -> None:
     _state.current().unfenced.clear()
+
+
+def _local_rank(remote_cta_rank: Any, op: str) -> None:
+    """The interpreter runs clusters of one CTA: the only CTA a remote op can name is this one (rank 0)."""
+    rank = _compat.to_int(remote_cta_rank, f"{op} remote_cta_rank")
+    if rank != 0:
+        raise UtlxInterpreterError(f"{op}: remote_cta_rank={rank}, but the interpreter runs clusters of one CTA "
+                                   f"(cluster_size_1d() == 1), so the only rank is 0{where(kernel_location(1))}")
+
+
+@impl("remote_view")
+def remote_view(_semantic: Any, local_allocated_buffer: Any, remote_cta_rank: Any) -> Barrier:
+    bar = _barrier(local_allocated_buffer, "remote_view", "local_allocated_buffer")
+    _local_rank(remote_cta_rank, "remote_view")
+    return bar
+
+
+@impl("remote_shmem_store")
+def remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any) -> None:
+    _local_rank(remote_cta_rank, "remote_shmem_store")
+    local_store(_semantic, dst, src)
+
+
+@impl("async_remote_shmem_store")
+def async_remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any, barrier: Any) -> None:
+    loc = kernel_location()
+    _local_rank(remote_cta_rank, "async_remote_shmem_store")
+    view = _buffer(dst, "async_remote_shmem_store", "dst")
+    bar = _barrier(barrier, "async_remote_shmem_store", "barrier")
+    if not isinstance(src, tl.tensor):
+        raise UtlxInterpreterError(f"async_remote_shmem_store: 'src' must be a tensor, got {src!r}{where(loc)}")
+    st = _state.current()
+    st.check_write(view, "async_remote_shmem_store", loc)
+    view.data[...] = _fit("async_remote_shmem_store", view, src)
+    # like a TMA copy: visible once a wait on ``barrier`` sees the phase the delivered bytes complete
+    st.tma_loads.append(InFlight("async_remote_shmem_store", view.region, view.name, loc, bar, bar.completions + 1))
+    bar.deliver(view.nbytes)
 
 
 class DescriptorStorage:

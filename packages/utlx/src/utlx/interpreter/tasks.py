@@ -29,6 +29,9 @@ from utlx.language._dispatch import register_interpreter_impl
 
 # ---------------------------------------------------------------------------------------------- the ops
 
+#: Keyword arguments of TLX's ``async_task``.
+_TASK_KWARGS = frozenset({"num_warps", "registers", "num_regs", "replicate", "warp_group_start_id"})
+
 
 class TaskSpec:
     """What ``async_task(...)`` returns under the interpreter (TLX's argument conventions)."""
@@ -36,21 +39,38 @@ class TaskSpec:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.is_default = False
         self.task_ids: list[int] | None = None
+        self.location: SourceLocation | None = kernel_location(2)
         unwrap = tl._unwrap_if_constexpr
+        unknown = sorted(set(kwargs) - _TASK_KWARGS)
+        if unknown:
+            raise UtlxInterpreterError(f"async_task: unknown argument(s) {', '.join(unknown)} (TLX takes "
+                                       f"{', '.join(sorted(_TASK_KWARGS))}){where(self.location)}")
         if args:
             if len(args) != 1:
-                raise UtlxInterpreterError(f"async_task: expected at most one positional argument, got {len(args)}")
+                raise UtlxInterpreterError(f"async_task: expected at most one positional argument, got "
+                                           f"{len(args)}{where(self.location)}")
             first = unwrap(args[0])
             if first == "default":
                 self.is_default = True
             else:
                 self.task_ids = sorted({int(unwrap(t)) for t in first})
         self.num_warps = unwrap(kwargs.get("num_warps"))
+        if "num_regs" in kwargs and "registers" in kwargs:
+            raise UtlxInterpreterError(f"async_task: give registers= or num_regs=, not both{where(self.location)}")
+        # registers per thread of every replica (setmaxnreg): the interpreter has no register file, but a
+        # count the hardware cannot set is an error on the GPU, so it is one here too
         self.registers = unwrap(kwargs.get("num_regs", kwargs.get("registers")))
-        self.replicate = int(unwrap(kwargs.get("replicate", 1)) or 1)
-        if self.replicate < 1:
-            raise UtlxInterpreterError(f"async_task: replicate must be >= 1, got {self.replicate}")
-        self.location: SourceLocation | None = None
+        if self.registers is not None and (
+                isinstance(self.registers, bool) or not isinstance(self.registers, int)
+                or not 24 <= self.registers <= 256 or self.registers % 8):
+            raise UtlxInterpreterError(f"async_task: registers={self.registers!r} must be a multiple of 8 in "
+                                       f"[24, 256] (setmaxnreg){where(self.location)}")
+        replicate = unwrap(kwargs.get("replicate", 1))
+        self.replicate = 1 if replicate is None else replicate
+        if isinstance(self.replicate, bool) or not isinstance(self.replicate, int) or self.replicate < 1:
+            raise UtlxInterpreterError(f"async_task: replicate must be an integer >= 1, got "
+                                       f"{self.replicate!r}{where(self.location)}")
+        self.warp_group_start_id = unwrap(kwargs.get("warp_group_start_id"))
 
     def label(self, index: int) -> str:
         kind = "default" if self.is_default else f"num_warps={self.num_warps}"
@@ -94,9 +114,7 @@ def _async_tasks(_semantic: Any) -> TaskRegion:
 
 @register_interpreter_impl("async_task")
 def _async_task(_semantic: Any, *args: Any, **kwargs: Any) -> TaskSpec:
-    spec = TaskSpec(*args, **kwargs)
-    spec.location = kernel_location()
-    return spec
+    return TaskSpec(*args, **kwargs)
 
 
 def register_task(ctx: Any, body: Callable[[dict[str, Any]], Any], env: dict[str, Any]) -> None:
@@ -109,8 +127,12 @@ def register_task(ctx: Any, body: Callable[[dict[str, Any]], Any], env: dict[str
 
 
 def replica_id() -> int:
+    """Replica index of the running task; TLX defines it only inside an ``async_task``."""
     task = _state.current_task_key()
-    return task.replica if isinstance(task, TaskThread) else 0
+    if not isinstance(task, TaskThread):
+        raise UtlxInterpreterError(f"async_task_replica_id: called outside an async_task body (it numbers the "
+                                   f"replicas of async_task(..., replicate=n)){where(kernel_location(1))}")
+    return task.replica
 
 
 # ------------------------------------------------------------------------------------------ scheduler

@@ -1,5 +1,12 @@
-"""The utlx op surface: TLX's names and signatures, each op a Triton builtin routed by ``_dispatch``."""
+"""The utlx op surface: TLX's names and signatures, each op a Triton builtin routed by ``_dispatch``.
 
+The submodules mirror the modules of Meta's ``triton.language.extra.tlx`` package (``barrier``,
+``mem_ops``, ``mma_ops``, ``utility``, ``warp_ops``, ``dynamic_launch``, ``types``, ``mxfp8_utils``,
+``warp_spec``; ``async_task_utils`` is :mod:`utlx.language.tasks`), so the alias package can map each
+``triton.language.extra.tlx.<module>`` onto one of them.
+"""
+
+from utlx.language import types  # noqa: F401  (utlx.language.types, as tlx.types)
 from utlx.language._dispatch import (
     UtlxDispatchError,
     dispatch,
@@ -9,26 +16,91 @@ from utlx.language._dispatch import (
 )
 from utlx.language.barrier import *  # noqa: F403
 from utlx.language.barrier import __all__ as _barrier_all
+from utlx.language.dynamic_launch import *  # noqa: F403
+from utlx.language.dynamic_launch import __all__ as _clc_all
 from utlx.language.mem_ops import *  # noqa: F403
 from utlx.language.mem_ops import __all__ as _mem_all
 from utlx.language.mma_ops import *  # noqa: F403
 from utlx.language.mma_ops import __all__ as _mma_all
+from utlx.language.mxfp8_utils import _to_mxfp8_block
 from utlx.language.tasks import *  # noqa: F403
 from utlx.language.tasks import __all__ as _tasks_all
-from utlx.language.types import storage_kind
+from utlx.language.types import (  # noqa: F401  (re-exported through TYPES)
+    CLCPipelineContext,
+    CLCPipeliner,
+    DummyRegisterLayoutEncoding,
+    DummyTMEMLayoutEncoding,
+    async_token,
+    buffered_tensor,
+    buffered_tensor_type,
+    clc_response,
+    clc_response_type,
+    layout_encoding,
+    mbarrier,
+    mbarrier_type,
+    nv_mma_shared_layout_encoding,
+    register_value_class,
+    reuse_group,
+    reuse_group_ir_type,
+    reuse_group_type,
+    shared_layout_encoding,
+    storage_alias_spec_type,
+    storage_kind,
+    swizzled_shared_layout_encoding,
+    tensor_descriptor_ptr,
+    tensor_descriptor_ptr_type,
+    tensor_memory_layout_encoding,
+)
+from utlx.language.types import storage_alias_spec as storage_alias_spec_type_class  # noqa: F401
 from utlx.language.utility import *  # noqa: F403
 from utlx.language.utility import __all__ as _utility_all
+from utlx.language.warp_ops import *  # noqa: F403
+from utlx.language.warp_ops import __all__ as _warp_all
 
-#: Every op of the surface (the names a TLX kernel calls as ``tlx.<name>``).
-OPS: tuple[str, ...] = tuple(sorted({*_barrier_all, *_mem_all, *_mma_all, *_tasks_all, *_utility_all}))
+#: Every op of the surface (the builtins a TLX kernel calls as ``tlx.<name>``).
+OPS: tuple[str, ...] = tuple(
+    sorted({*_barrier_all, *_clc_all, *_mem_all, *_mma_all, *_tasks_all, *_utility_all, *_warp_all})
+)
+
+#: The classes and helpers of TLX's surface that are not ops (TLX exports them under these names;
+#: ``storage_alias_spec`` is the op, its value class is ``storage_alias_spec_type_class`` as in TLX).
+TYPES: tuple[str, ...] = (
+    "CLCPipelineContext",
+    "CLCPipeliner",
+    "DummyRegisterLayoutEncoding",
+    "DummyTMEMLayoutEncoding",
+    "async_token",
+    "buffered_tensor",
+    "buffered_tensor_type",
+    "clc_response",
+    "clc_response_type",
+    "layout_encoding",
+    "mbarrier",
+    "mbarrier_type",
+    "nv_mma_shared_layout_encoding",
+    "reuse_group",
+    "reuse_group_ir_type",
+    "reuse_group_type",
+    "shared_layout_encoding",
+    "storage_alias_spec_type",
+    "storage_alias_spec_type_class",
+    "storage_kind",
+    "swizzled_shared_layout_encoding",
+    "tensor_descriptor_ptr",
+    "tensor_descriptor_ptr_type",
+    "tensor_memory_layout_encoding",
+)
 
 __all__ = [
     "OPS",
+    "TYPES",
     "UtlxDispatchError",
+    "_to_mxfp8_block",
     "dispatch",
     "register_compiler_impl",
     "register_interpreter_impl",
+    "register_value_class",
     "registered_ops",
-    "storage_kind",
     *OPS,
+    *TYPES,
 ]

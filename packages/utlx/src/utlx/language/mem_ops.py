@@ -20,8 +20,35 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
 
 
 @op
+def storage_alias_spec(storage=storage_kind.smem, buffer_size_bytes=None, _semantic=None):
+    """Memory that several ``local_alloc(..., reuse=spec)`` share as equal peers (``smem`` or ``tmem``).
+
+    Unsized by default (as large as its largest user) or ``buffer_size_bytes`` large; how its users overlap
+    is declared with ``spec.set_buffer_overlap(tlx.reuse_group(...))``.
+    """
+
+
+@op
 def local_view(local_allocated_buffers, buffer_idx, _semantic=None):
-    """Return buffer ``buffer_idx`` of a ``local_alloc``/``alloc_barriers`` result (index may be dynamic)."""
+    """Return buffer ``buffer_idx`` of a ``local_alloc``/``alloc_barriers`` result (index may be dynamic).
+
+    ``bufs[i]`` is the same as ``local_view(bufs, i)``.
+    """
+
+
+@op
+def remote_view(local_allocated_buffer, remote_cta_rank, _semantic=None):
+    """The same mbarrier in the shared memory of cluster CTA ``remote_cta_rank`` (to arrive on it)."""
+
+
+@op
+def remote_shmem_store(dst, src, remote_cta_rank, _semantic=None):
+    """Store register tensor ``src`` into buffer ``dst`` of cluster CTA ``remote_cta_rank`` (DSMEM)."""
+
+
+@op
+def async_remote_shmem_store(dst, src, remote_cta_rank, barrier, _semantic=None):
+    """Asynchronous :func:`remote_shmem_store`; completion arrives (as bytes) on ``barrier`` of the remote CTA."""
 
 
 @op
@@ -42,6 +69,11 @@ def local_load(src, token=None, _semantic=None):
 @op
 def local_store(dst, src, _semantic=None):
     """Store the register tensor ``src`` into buffer ``dst`` (same shape and dtype)."""
+
+
+@op
+def tmem_copy(src, dst, _semantic=None):
+    """Start a copy from shared-memory buffer ``src`` to tensor-memory buffer ``dst`` (Blackwell ``tcgen05.cp``)."""
 
 
 @op
@@ -166,6 +198,7 @@ __all__ = [
     "async_load",
     "async_load_commit_group",
     "async_load_wait_group",
+    "async_remote_shmem_store",
     "async_store",
     "fence",
     "fence_async_shared",
@@ -178,5 +211,9 @@ __all__ = [
     "local_view",
     "make_tensor_descriptor",
     "reinterpret_tensor_descriptor",
+    "remote_shmem_store",
+    "remote_view",
+    "storage_alias_spec",
     "subslice",
+    "tmem_copy",
 ]

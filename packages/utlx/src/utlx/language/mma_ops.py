@@ -30,6 +30,27 @@ def async_dot(
 
 
 @op
+def async_dot_scaled(
+    A,
+    B,
+    acc,
+    A_scale,
+    A_format,
+    B_scale,
+    B_format,
+    use_acc=None,
+    pred=None,
+    mBarriers=(),
+    two_ctas=False,
+    force_async=False,
+    out_dtype=tl.float32,
+    _semantic=None,
+):
+    """Start a block-scaled MMA (Blackwell ``tcgen05.mma`` with scale factors): ``acc += (A * A_scale) @
+    (B * B_scale)`` with ``A_format``/``B_format`` naming the low-precision formats ("e4m3", "e5m2", ...)."""
+
+
+@op
 def async_dot_wait(pendings, inp, _semantic=None):
     """Wait until at most ``pendings`` async dots are in flight; returns ``inp`` (the accumulator)."""
 
@@ -39,4 +60,4 @@ def tcgen05_commit(mBarrier, two_ctas=False, _semantic=None):
     """Make ``mBarrier`` receive one arrival when every earlier tcgen05 op has completed."""
 
 
-__all__ = ["async_dot", "async_dot_wait", "tcgen05_commit"]
+__all__ = ["async_dot", "async_dot_scaled", "async_dot_wait", "tcgen05_commit"]

@@ -1,7 +1,7 @@
-"""Small helpers of the TLX surface: dtypes, ids, clocks.
+"""Small helpers of the TLX surface: dtypes, ids, clocks, stochastic rounding.
 
-``dtype_of`` and ``size_of`` do not depend on the target, so default implementations for both paths are
-registered here (a compiler module may still override them by registering again).
+``dtype_of``, ``size_of`` and ``get_fp8_format_name`` do not depend on the target, so default implementations
+for both paths are registered here (a compiler module may still override them by registering again).
 """
 
 from __future__ import annotations
@@ -25,8 +25,15 @@ def size_of(dtype, _semantic=None):
 
 
 @op
+def get_fp8_format_name(dtype, _semantic=None):
+    """The scaled-MMA format name of an FP8 dtype, as a ``tl.constexpr``: "e5m2" (``tl.float8e5``) or
+    "e4m3" (``tl.float8e4nv``)."""
+
+
+@op
 def async_task_replica_id(_semantic=None):
-    """Index of the running replica of the enclosing ``async_task(replicate=n)`` (0 for the first)."""
+    """Index of the running replica of the enclosing ``async_task(replicate=n)`` (0 for the first), a
+    ``tl.constexpr``: each replica is its own copy of the task body."""
 
 
 @op
@@ -37,6 +44,13 @@ def thread_id(axis, _semantic=None):
 @op
 def clock64(_semantic=None):
     """Current 64-bit clock counter (for timing code regions)."""
+
+
+@op
+def stoch_round(src, dst_ty, rand_bits, _semantic=None):
+    """Convert float32 ``src`` to ``dst_ty`` (fp8 e5m2/e4m3, fp16, bf16) with stochastic rounding: the
+    ``rand_bits`` (uint32, same shape) are added below the kept mantissa bits before truncation
+    (Blackwell ``cvt.rs.satfinite``)."""
 
 
 @op
@@ -61,6 +75,17 @@ def _dtype_of(_semantic: Any, v: Any) -> tl.dtype:
     raise TypeError(f"utlx.dtype_of: expected a tensor, pointer or tensor descriptor, got {type(v).__name__}")
 
 
+_FP8_FORMAT_NAMES = {"fp8e5": "e5m2", "fp8e4nv": "e4m3"}
+
+
+def _get_fp8_format_name(_semantic: Any, dtype: Any) -> tl.constexpr:
+    dtype = tl._unwrap_if_constexpr(dtype)
+    name = _FP8_FORMAT_NAMES.get(getattr(dtype, "name", None))
+    if name is None:
+        raise TypeError(f"utlx.get_fp8_format_name: expected tl.float8e5 or tl.float8e4nv, got {dtype!r}")
+    return tl.constexpr(name)
+
+
 def _size_of(_semantic: Any, dtype: Any) -> tl.constexpr:
     dtype = tl._unwrap_if_constexpr(dtype)
     if not isinstance(dtype, tl.dtype):
@@ -71,6 +96,7 @@ def _size_of(_semantic: Any, dtype: Any) -> tl.constexpr:
 for _register in (register_compiler_impl, register_interpreter_impl):
     _register("dtype_of")(_dtype_of)
     _register("size_of")(_size_of)
+    _register("get_fp8_format_name")(_get_fp8_format_name)
 del _register
 
 __all__ = [
@@ -79,6 +105,8 @@ __all__ = [
     "cluster_cta_rank",
     "cluster_size_1d",
     "dtype_of",
+    "get_fp8_format_name",
     "size_of",
+    "stoch_round",
     "thread_id",
 ]

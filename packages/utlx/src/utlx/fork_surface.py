@@ -1,0 +1,211 @@
+"""The Triton surface that TLX code uses and only Meta's fork has, accepted while utlx is enabled.
+
+TLX tutorials construct ``triton.Config(..., ctas_per_cga=(n, 1, 1))`` at import time (a TypeError on stock
+Triton) and Meta's own helpers call ``GPUTarget.is_cuda_backend()``. Each addition here checks
+:func:`utlx.plugin.enabled` when it is used, so it is gone again (stock Triton's behaviour and errors) once
+utlx is disabled (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx, or ``tritonx.disable_plugins``);
+with utlx disabled in the environment at import, nothing is patched at all. Where the classes and methods
+live per Triton version is in :mod:`utlx.compat`.
+
+``ctas_per_cga=(x, y, z)`` asks for thread-block clusters in TLX's convention: the grid counts CTAs and each
+CTA is its own program. Stock Triton's launcher can only form clusters through ``num_ctas``, which compiles
+the kernel for CTA-split layouts and turns ``tl.program_id`` into the cluster id, so clusters of more than
+one CTA cannot be expressed faithfully: such a config is dropped by the autotuner (with a warning) and a
+launch asking for one raises :class:`UtlxClusterLaunchError`. Clusters of one CTA (``(1, 1, 1)``) are
+exactly a plain launch and are accepted everywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from utlx import compat as _compat
+from utlx.plugin import enabled
+
+_PATCHED = "__utlx_fork_surface__"
+CTAS_PER_CGA = "ctas_per_cga"
+
+
+class UtlxClusterLaunchError(ValueError):
+    """A launch or config asked for thread-block clusters stock Triton cannot launch, or a malformed one."""
+
+
+def cluster_shape(value: Any, where: str) -> tuple[int, int, int]:
+    """``ctas_per_cga`` as three positive ints; anything else is an error naming the argument."""
+    items = tuple(value) if isinstance(value, (tuple, list)) else ()
+    if len(items) != 3 or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1
+                                  for d in items):
+        raise UtlxClusterLaunchError(f"{where}: ctas_per_cga must be three positive integers (x, y, z), got "
+                                     f"{value!r}")
+    return (int(items[0]), int(items[1]), int(items[2]))
+
+
+def cluster_size(dims: tuple[int, int, int]) -> int:
+    return dims[0] * dims[1] * dims[2]
+
+
+def _cluster_error(dims: tuple[int, int, int], where: str) -> UtlxClusterLaunchError:
+    return UtlxClusterLaunchError(
+        f"{where}: ctas_per_cga={dims} asks for thread-block clusters of {cluster_size(dims)} CTAs, which utlx "
+        f"cannot launch on stock Triton: its launcher forms clusters only through num_ctas, which changes "
+        f"tl.program_id to the cluster id and splits tensors across the cluster's CTAs (TLX keeps one program "
+        f"per CTA). Use ctas_per_cga=(1, 1, 1) (the autotuner drops configs with larger clusters)"
+    )
+
+
+def _patch(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    original = getattr(owner, name)
+    if getattr(original, _PATCHED, None) is not None:
+        return
+    replacement = make(original)
+    functools.update_wrapper(replacement, original)
+    setattr(replacement, _PATCHED, original)
+    setattr(owner, name, replacement)
+
+
+def _unpatch(owner: Any, name: str) -> None:
+    original = getattr(getattr(owner, name), _PATCHED, None)
+    if original is not None:
+        setattr(owner, name, original)
+
+
+# ------------------------------------------------------------------------------------ triton.Config
+
+
+def _config_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if CTAS_PER_CGA not in kwargs or not enabled():
+            original(self, *args, **kwargs)  # stock Triton: an unknown ctas_per_cga is its TypeError
+            self.ctas_per_cga = None
+            return
+        value = kwargs.pop(CTAS_PER_CGA)
+        original(self, *args, **kwargs)
+        self.ctas_per_cga = None if value is None else cluster_shape(value, "triton.Config")
+
+    return __init__
+
+
+def _config_all_kwargs(original: Callable[..., Any]) -> Callable[..., Any]:
+    def all_kwargs(self: Any) -> dict[str, Any]:
+        out = original(self)
+        dims = getattr(self, CTAS_PER_CGA, None)
+        # a cluster of one CTA is a plain launch: leave it out, so the config equals one without it
+        if dims is not None and cluster_size(dims) > 1 and enabled():
+            out[CTAS_PER_CGA] = dims
+        return out
+
+    return all_kwargs
+
+
+def _config_str(original: Callable[..., Any]) -> Callable[..., Any]:
+    def __str__(self: Any) -> str:
+        text = original(self)
+        dims = getattr(self, CTAS_PER_CGA, None)
+        return f"{text}, ctas_per_cga: {dims}" if dims is not None else text
+
+    return __str__
+
+
+# ---------------------------------------------------------------------------------------- autotuner
+
+
+def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
+    def prune_configs(self: Any, kwargs: dict[str, Any]) -> list[Any]:
+        configs = original(self, kwargs)
+        if not enabled():
+            return configs
+        kept = [c for c in configs if cluster_size(getattr(c, CTAS_PER_CGA, None) or (1, 1, 1)) == 1]
+        if len(kept) == len(configs):
+            return configs
+        if not kept:
+            raise _cluster_error(configs[0].ctas_per_cga, f"autotuning {getattr(self, 'fn', self)!r}")
+        if not getattr(self, "_utlx_cluster_warned", False):
+            self._utlx_cluster_warned = True
+            warnings.warn(f"utlx: autotuning skips {len(configs) - len(kept)} of {len(configs)} configs that ask "
+                          f"for ctas_per_cga clusters of more than one CTA (not launchable on stock Triton)",
+                          stacklevel=2)
+        return kept
+
+    return prune_configs
+
+
+# --------------------------------------------------------------------------------- launch keywords
+
+
+def _pack_args(original: Callable[..., Any]) -> Callable[..., Any]:
+    def pack_args(self: Any, backend: Any, kwargs: dict[str, Any], *rest: Any) -> Any:
+        if CTAS_PER_CGA in kwargs and enabled():
+            dims = kwargs.pop(CTAS_PER_CGA)
+            if dims is not None:
+                dims = cluster_shape(dims, f"launching {getattr(self, '__name__', self)}")
+                if cluster_size(dims) > 1:
+                    raise _cluster_error(dims, f"launching {getattr(self, '__name__', self)}")
+        return original(self, backend, kwargs, *rest)
+
+    return pack_args
+
+
+# --------------------------------------------------------------------------------------- GPUTarget
+
+
+class _EnabledMethod:
+    """A method that exists only while utlx is enabled (``hasattr`` is False otherwise)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if not enabled():
+            raise AttributeError(f"'{getattr(owner, '__name__', owner)}' object has no attribute '{self.fn.__name__}' "
+                                 f"(a method of Meta's Triton fork, provided by utlx while it is enabled)")
+        return self.fn if obj is None else self.fn.__get__(obj, owner)
+
+
+def is_cuda_backend(self: Any) -> bool:
+    """True for NVIDIA targets (Meta's fork: CUDA and its TileIR backend)."""
+    return self.backend in ("cuda", "tileir")
+
+
+# --------------------------------------------------------------------------------------- install
+
+
+def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
+    config = _compat.autotune_config_class()
+    owner, name = _compat.launch_options_hook()
+    return [
+        (config, "__init__", _config_init),
+        (config, "all_kwargs", _config_all_kwargs),
+        (config, "__str__", _config_str),
+        (_compat.autotuner_class(), "prune_configs", _prune_configs),
+        (owner, name, _pack_args),
+    ]
+
+
+def install() -> None:
+    """Add the fork-only surface to this process's Triton (idempotent)."""
+    for owner, name, make in _targets():
+        _patch(owner, name, make)
+    target = _compat.gpu_target_class()
+    if "is_cuda_backend" not in vars(target):
+        target.is_cuda_backend = _EnabledMethod(is_cuda_backend)
+
+
+def uninstall() -> None:
+    """Give Triton back its own methods (tests; ``install`` again re-adds them)."""
+    for owner, name, _ in _targets():
+        _unpatch(owner, name)
+    target = _compat.gpu_target_class()
+    if isinstance(vars(target).get("is_cuda_backend"), _EnabledMethod):
+        del target.is_cuda_backend
+
+
+def installed() -> bool:
+    return all(getattr(getattr(owner, name), _PATCHED, None) is not None for owner, name, _ in _targets())
+
+
+__all__ = ["CTAS_PER_CGA", "UtlxClusterLaunchError", "cluster_shape", "install", "installed", "uninstall"]

@@ -1,0 +1,130 @@
+"""The fork-only Triton surface TLX code uses, present while utlx is enabled and gone when it is not.
+
+``triton.Config(..., ctas_per_cga=...)`` (Meta's Hopper GEMM tutorial builds such configs at import),
+launches carrying ``ctas_per_cga``, the autotuner facing cluster configs, and ``GPUTarget.is_cuda_backend``.
+Disabling utlx (environment at start-up, or tritonx at run time) gives back stock Triton's behaviour.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import make_backend
+from utlx import fork_surface
+from utlx.fork_surface import UtlxClusterLaunchError
+from utlx.plugin import ensure_active
+
+SRC = [str(Path(__file__).resolve().parents[3] / sub / "src") for sub in ("utlx", "core")]
+
+
+@pytest.fixture(autouse=True)
+def utlx_enabled():
+    assert ensure_active() in ("tritonx", "standalone")
+    assert fork_surface.installed()
+
+
+def test_config_accepts_ctas_per_cga():
+    single = triton.Config({"BM": 128}, num_warps=4, ctas_per_cga=(1, 1, 1))
+    pair = triton.Config({"BM": 128}, num_warps=4, ctas_per_cga=(2, 1, 1))
+    plain = triton.Config({"BM": 128}, num_warps=4)
+    assert single.ctas_per_cga == (1, 1, 1) and plain.ctas_per_cga is None
+    # a cluster of one CTA is a plain launch: same launch keywords, equal configs
+    assert "ctas_per_cga" not in single.all_kwargs() and single == plain and hash(single) == hash(plain)
+    assert pair.all_kwargs()["ctas_per_cga"] == (2, 1, 1) and pair != single
+    assert str(pair).endswith("ctas_per_cga: (2, 1, 1)")
+
+
+@pytest.mark.parametrize("bad", [(2, 1), (0, 1, 1), "abc", (True, 1, 1)])
+def test_config_rejects_malformed_clusters(bad):
+    with pytest.raises(UtlxClusterLaunchError, match=r"triton\.Config: ctas_per_cga must be three positive"):
+        triton.Config({}, ctas_per_cga=bad)
+
+
+@triton.jit
+def _probe(x_ptr, N: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, N), 1.0)
+
+
+def _pack(kwargs: dict) -> object:
+    """Triton's compile-path check of a launch's keywords (``JITFunction._pack_args``), on the CPU."""
+    backend = make_backend(GPUTarget("cuda", 90, 32))
+    options, *_ = _probe._pack_args(backend, dict(kwargs), {"x_ptr": 0, "N": 16},
+                                    [("*fp32", "D"), ("constexpr", 16)], {})
+    return options
+
+
+def test_launch_keyword_single_cta_cluster_is_a_plain_launch():
+    options = _pack({"num_warps": 4, "ctas_per_cga": (1, 1, 1)})
+    assert options.num_warps == 4 and options.num_ctas == 1
+
+
+def test_launch_keyword_larger_cluster_is_refused_clearly():
+    with pytest.raises(UtlxClusterLaunchError, match=r"launching _probe: ctas_per_cga=\(2, 1, 1\) asks for "
+                                                     r"thread-block clusters of 2 CTAs"):
+        _pack({"num_warps": 4, "ctas_per_cga": (2, 1, 1)})
+
+
+def test_autotuner_skips_cluster_configs():
+    configs = [triton.Config({"N": 16}, ctas_per_cga=(2, 1, 1)), triton.Config({"N": 32}, ctas_per_cga=(1, 1, 1)),
+               triton.Config({"N": 64})]
+    tuner = triton.autotune(configs=configs, key=[])(_probe)
+    with pytest.warns(UserWarning, match="skips 1 of 3 configs"):
+        kept = tuner.prune_configs({})
+    assert [c.kwargs["N"] for c in kept] == [32, 64]
+    only_clusters = triton.autotune(configs=configs[:1] * 2, key=[])(_probe)
+    with pytest.raises(UtlxClusterLaunchError, match=r"autotuning .*ctas_per_cga=\(2, 1, 1\)"):
+        only_clusters.prune_configs({})
+
+
+def test_gpu_target_is_cuda_backend():
+    assert GPUTarget("cuda", 90, 32).is_cuda_backend() is True
+    assert GPUTarget("hip", "gfx942", 64).is_cuda_backend() is False
+
+
+def test_disabled_at_run_time_gives_stock_triton_back():
+    tritonx = pytest.importorskip("tritonx")
+    if ensure_active() != "tritonx":
+        pytest.skip("utlx runs without tritonx here (standalone hook)")
+    tritonx.disable_plugins(["utlx"])
+    try:
+        with pytest.raises(TypeError, match="ctas_per_cga"):
+            triton.Config({}, ctas_per_cga=(1, 1, 1))
+        assert not hasattr(GPUTarget("cuda", 90, 32), "is_cuda_backend")
+        with pytest.raises(KeyError, match="ctas_per_cga was specified but unrecognised"):
+            _pack({"ctas_per_cga": (1, 1, 1)})
+        configs = [triton.Config({"N": 16}), triton.Config({"N": 32})]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert len(triton.autotune(configs=configs, key=[])(_probe).prune_configs({})) == 2
+    finally:
+        tritonx.enable_plugins(["utlx"])
+    assert triton.Config({}, ctas_per_cga=(1, 1, 1)).ctas_per_cga == (1, 1, 1)
+    assert GPUTarget("cuda", 90, 32).is_cuda_backend()
+
+
+@pytest.mark.parametrize("env", [{"UTLX_DISABLE": "1"}, {"TRITONX_PLUGINS": "none-of-them"}])
+def test_disabled_by_the_environment_patches_nothing(env):
+    code = textwrap.dedent("""
+        import sys, triton, utlx
+        from triton.backends.compiler import GPUTarget
+        from utlx import fork_surface
+        try:
+            triton.Config({}, ctas_per_cga=(1, 1, 1))
+            accepted = True
+        except TypeError:
+            accepted = False
+        print(accepted, fork_surface.installed(), hasattr(GPUTarget("cuda", 90, 32), "is_cuda_backend"))
+    """)
+    done = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = {SRC!r}\n" + code],
+                          capture_output=True, text=True, timeout=180,
+                          env={"PATH": "/usr/bin:/bin", **env})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["False", "False", "False"]

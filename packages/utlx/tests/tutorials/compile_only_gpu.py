@@ -1,0 +1,255 @@
+"""A compile-only stand-in for an H200: Triton compiles for cuda:90 on a machine without a GPU.
+
+Why: the acceptance tests of issue 10 drive Meta's TLX tutorials *through their own host functions*
+(``matmul(a, b)``, ``attention(q, k, v, sm_scale)``), unchanged. Those functions do GPU-only things at
+import and call time: ``triton.runtime.driver.active.get_active_torch_device()`` (no active driver exists
+on a CPU machine: Triton raises "0 active drivers"), ``torch.cuda.get_device_properties(...)
+.multi_processor_count`` for persistent grids, ``torch.cuda.get_device_capability()`` in ``skipif``
+decorators, autotuning (which times configs on the device), and finally the launch. Calling
+``triton.compile`` directly would skip exactly the host code under test (descriptor block shapes set by
+``pre_hook``, grids, autotune pruning, constexpr plumbing).
+
+:func:`compile_only_gpu` installs, for the duration of a ``with`` block:
+
+* :class:`CompileOnlyDriver` as Triton's active driver: target ``cuda:90`` (warp 32), torch device
+  ``cpu`` (so the tutorials allocate CPU tensors), binaries "loaded" as no-ops and every launch
+  *recorded, not run* (a :class:`Launch` per kernel launch, with its grid and compiled artifacts);
+* ``torch.cuda.get_device_properties`` / ``get_device_capability`` answering like an H200 (132 SMs,
+  sm_90), because the tutorials size persistent grids from them;
+* an autotuner that keeps only the **first surviving config** (after the kernel's own
+  ``early_config_prune``/``perf_model``) and never times anything: there is no device to time on, and the
+  acceptance criterion is "compiled with its first surviving autotune config".
+
+Everything is restored on exit (also on error), so the rest of the test session sees stock Triton.
+Under ``TRITON_INTERPRET=1`` the same context makes the tutorials importable on the CPU (their
+``DEVICE = ...`` line and ``NUM_SMS`` queries); interpreted kernels never reach the driver's launcher.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from triton.backends.compiler import GPUTarget
+from triton.backends.driver import DriverBase
+
+#: What an H200 reports (torch.cuda.get_device_properties / Triton's CUDA utils) for the fields used.
+H200 = {
+    "name": "NVIDIA H200 (compile-only stand-in)",
+    "major": 9,
+    "minor": 0,
+    "multi_processor_count": 132,
+    "max_shared_mem": 232448,  # bytes of shared memory per block (opt-in), sm_90
+    "total_memory": 150_754_820_096,
+    "warp_size": 32,
+    "max_threads_per_block": 1024,
+    "mem_clock_rate": 3_201_000,  # kHz
+    "mem_bus_width": 6144,
+}
+
+
+class NoDeviceError(RuntimeError):
+    """Something asked the compile-only driver for a real GPU (timing, memory, a device interface)."""
+
+
+@dataclass
+class Launch:
+    """One recorded launch: the kernel Triton compiled and the grid/arguments it would have run with."""
+
+    name: str
+    grid: tuple[int, int, int]
+    metadata: Any
+    src: Any
+    args: tuple[Any, ...]
+    _asm: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def num_warps(self) -> int:
+        return int(self.metadata.num_warps)
+
+    @property
+    def shared(self) -> int:
+        return int(self.metadata.shared)
+
+    @property
+    def constants(self) -> dict[Any, Any]:
+        """The constexpr values the kernel was specialised with (name or path -> value)."""
+        consts = getattr(self.src, "constants", None) or getattr(self.src, "constexprs", None) or {}
+        names = list(getattr(self.src.fn, "arg_names", []))
+        return {(names[k[0]] if isinstance(k, tuple) and len(k) == 1 and k[0] < len(names) else k): v
+                for k, v in consts.items()}
+
+    def asm(self, ext: str) -> str:
+        """Text of a compiled artifact (``"ptx"``, ``"ttgir"``, ``"ttir"``, ``"llir"``), from Triton's cache.
+
+        Why the cache: the launcher only receives ``(src, metadata)``; ``metadata.hash`` is the key under
+        which ``triton.compile`` stored every stage of this kernel.
+        """
+        if ext not in self._asm:
+            from triton.runtime.cache import get_cache_manager
+
+            path = get_cache_manager(self.metadata.hash).get_file(f"{self.name}.{ext}")
+            if path is None:
+                raise KeyError(f"no {ext!r} artifact of kernel {self.name} (hash {self.metadata.hash}) "
+                               "in Triton's cache")
+            with open(path, encoding="utf-8") as f:
+                self._asm[ext] = f.read()
+        return self._asm[ext]
+
+
+class _Utils:
+    """The part of ``driver.utils`` the JIT touches: properties, (un)loading binaries."""
+
+    def __init__(self, props: dict[str, Any]) -> None:
+        self.props = props
+        self.loaded: list[str] = []
+
+    def get_device_properties(self, device: int) -> dict[str, Any]:
+        return dict(self.props)
+
+    def load_binary(self, name: str, kernel: bytes, shared: int, device: int) -> tuple[Any, Any, int, int, int]:
+        """No-op load: (module, function, n_regs, n_spills, n_max_threads). The cubin is not executed."""
+        self.loaded.append(name)
+        return (f"module:{name}", f"function:{name}", 0, 0, self.props["max_threads_per_block"])
+
+    def unload_module(self, module: Any) -> None:
+        """Nothing was loaded."""
+
+
+class CompileOnlyDriver(DriverBase):
+    """Triton's active driver on a machine without a GPU: compiles for ``target``, runs nothing.
+
+    ``is_active()`` is False so Triton never picks it by itself; :func:`compile_only_gpu` installs it.
+    """
+
+    def __init__(self, target: GPUTarget | None = None, props: dict[str, Any] | None = None,
+                 torch_device: str = "cpu") -> None:
+        super().__init__()
+        self.target = target or GPUTarget("cuda", 90, 32)
+        self.utils = _Utils(dict(H200, **(props or {})))
+        self.torch_device = torch_device
+        self.launches: list[Launch] = []
+        driver = self
+
+        class _Launcher:
+            """Created per compiled kernel by ``CompiledKernel._init_handles``; a call records a launch."""
+
+            def __init__(self, src: Any, metadata: Any) -> None:
+                self.src, self.metadata = src, metadata
+
+            def __call__(self, grid_x: int, grid_y: int, grid_z: int, stream: Any, function: Any, *rest: Any) -> None:
+                # Triton 3.8 passes (packed_metadata, launch_metadata, enter_hook, exit_hook, *kernel_args);
+                # the kernel arguments are the tail either way, so keep everything after `function`.
+                driver.launches.append(Launch(self.metadata.name, (grid_x, grid_y, grid_z), self.metadata, self.src,
+                                              tuple(rest)))
+
+        self.launcher_cls = _Launcher
+
+    @classmethod
+    def is_active(cls) -> bool:
+        return False
+
+    def get_current_target(self) -> GPUTarget:
+        return self.target
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        return torch.device(self.torch_device)
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device: int) -> None:
+        if device != 0:
+            raise NoDeviceError(f"compile-only driver: device {device} does not exist (only device 0)")
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_device_capability(self, device: int | None = None) -> tuple[int, int]:
+        arch = self.target.arch
+        return (arch // 10, arch % 10) if isinstance(arch, int) else (0, 0)
+
+    def map_python_to_cpp_type(self, ty: str) -> str:
+        from triton.backends.nvidia.driver import ty_to_cpp
+
+        return ty_to_cpp(ty)
+
+    def _no_device(self, what: str) -> NoDeviceError:
+        return NoDeviceError(f"compile-only driver: {what} needs a real GPU; kernels are compiled for "
+                             f"{self.target.backend}:{self.target.arch} and launches are recorded, not run")
+
+    def get_benchmarker(self) -> Any:
+        raise self._no_device("benchmarking")
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        raise self._no_device("benchmarking")
+
+    def clear_cache(self, cache: Any) -> None:
+        raise self._no_device("benchmarking")
+
+    def get_device_interface(self) -> Any:
+        raise self._no_device("a device interface (torch.cuda)")
+
+
+def _fake_torch_cuda(driver: CompileOnlyDriver) -> dict[str, Any]:
+    """Replacements for the ``torch.cuda`` queries the tutorials make on the host."""
+    props = driver.utils.props
+
+    def get_device_properties(device: Any = None) -> SimpleNamespace:
+        return SimpleNamespace(**props)
+
+    def get_device_capability(device: Any = None) -> tuple[int, int]:
+        return driver.get_device_capability()
+
+    return {"get_device_properties": get_device_properties, "get_device_capability": get_device_capability}
+
+
+def _first_surviving_config(original: Any) -> Any:
+    def prune_configs(self: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        return list(original(self, *args, **kwargs))[:1]
+
+    prune_configs.__doc__ = "Autotuner.prune_configs, then only the first surviving config (compile-only driver)."
+    return prune_configs
+
+
+def _untimed_bench(self: Any, *args: Any, config: Any, **kwargs: Any) -> list[float]:
+    """Triton 3.6 times even a single surviving config; with one config the timing decides nothing."""
+    return [0.0, 0.0, 0.0]
+
+
+@contextlib.contextmanager
+def compile_only_gpu(target: GPUTarget | None = None,
+                     props: dict[str, Any] | None = None) -> Iterator[CompileOnlyDriver]:
+    """Install :class:`CompileOnlyDriver`, the H200 ``torch.cuda`` answers and first-config autotuning.
+
+    Yields the driver (its ``launches`` list fills as kernels are launched); restores everything on exit.
+    """
+    from triton.runtime import autotuner
+    from triton.runtime.driver import driver as config
+
+    fake = CompileOnlyDriver(target, props)
+    saved_active = config._active  # may be None: on a CPU machine no default driver can be created
+    torch = sys.modules.get("torch")
+    if torch is None:
+        import torch
+    saved_cuda = {name: getattr(torch.cuda, name) for name in ("get_device_properties", "get_device_capability")}
+    saved_prune, saved_bench = autotuner.Autotuner.prune_configs, autotuner.Autotuner._bench
+    config.set_active(fake)
+    for name, fn in _fake_torch_cuda(fake).items():
+        setattr(torch.cuda, name, fn)
+    autotuner.Autotuner.prune_configs = _first_surviving_config(saved_prune)
+    autotuner.Autotuner._bench = _untimed_bench
+    try:
+        yield fake
+    finally:
+        config._active = saved_active
+        for name, fn in saved_cuda.items():
+            setattr(torch.cuda, name, fn)
+        autotuner.Autotuner.prune_configs = saved_prune
+        autotuner.Autotuner._bench = saved_bench

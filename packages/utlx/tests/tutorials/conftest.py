@@ -1,0 +1,43 @@
+"""Acceptance tests of issue 10: Meta's TLX Hopper tutorials, used as they are from its wheel, on utlx.
+
+Fixtures: the unpacked wheel's tutorials folder (downloaded once, cached outside the repo; the tests skip
+with the reason when it cannot be had) and utlx's compile path made active with a private Triton cache
+(compiled artifacts are read back from it, and a kernel cached by an older lowering must not hide a
+regression).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for _p in (HERE, HERE.parent):  # this folder's helpers and tests/meta_wheel.py (--import-mode=importlib)
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-tutorials-cache-"))
+
+INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+@pytest.fixture(scope="session")
+def tutorials_dir() -> Path:
+    import meta_wheel
+
+    found = meta_wheel.tutorials_dir()
+    if found is None:
+        pytest.skip(meta_wheel.unavailable_reason())
+    return found
+
+
+@pytest.fixture(scope="session")
+def utlx_compile_path() -> str:
+    if INTERPRETING:
+        pytest.skip("compile tests do not run under TRITON_INTERPRET=1")
+    from utlx.plugin import ensure_active
+
+    return ensure_active()
