@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     steps = {
-        "gemm": [sys.executable, str(HERE / "gemm.py"), "--out", str(out), "--budget-s", "240", "--rounds", "5"],
+        "gemm": [sys.executable, str(HERE / "gemm.py"), "--out", str(out), "--budget-s", "470", "--rounds", "3"],
         "attention": [sys.executable, str(HERE / "attention.py"), "--out", str(out), "--budget-s", "180"],
         "overhead": [sys.executable, str(HERE / "overhead.py"), "--json", str(out / "overhead.json")],
     }

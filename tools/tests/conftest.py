@@ -55,6 +55,11 @@ def release_mod(versioning_mod: ModuleType) -> ModuleType:
 
 
 @pytest.fixture(scope="session")
+def gemm_mod() -> ModuleType:
+    return load_script("tools/bench/gemm.py", "tritonx_bench_gemm")
+
+
+@pytest.fixture(scope="session")
 def tlx_tutorials_mod() -> ModuleType:
     return load_script("tools/device/tlx_tutorial_tests.py", "tlx_tutorial_tests")
 

@@ -229,66 +229,119 @@ def add_descriptor_encoding_pass(pm: Any) -> None:
     nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)
 
 
-def _no_pipelines() -> str:
-    return ""
+# ---------------------------------------------------------------- kernel launch (utlx.launch)
+# What utlx.launch needs to call Triton's C launcher itself, skipping ``CompiledKernel[grid]``'s
+# per-call Python (stream lookup, launch metadata, hook chains, scratch allocation, descriptor encoding).
+# The C launcher's positional arguments changed in 3.7 (3.6: a generated module per kernel taking the
+# kernel arguments flattened; 3.7+: one generic ``utils.launch`` taking them as a sequence plus the
+# argument annotations and the packed signature). Host tensor descriptors are expanded by Triton's own
+# ``make_tensordesc_arg`` (3.8 added a third parameter), so utlx never re-implements the TMA encoding.
+
+
+def _hook_idle(hook: Any) -> bool:
+    """True when a launch hook slot holds nothing to call (3.6-3.9: an empty ``HookChain``; None also counts)."""
+    if hook is None:
+        return True
+    calls = getattr(hook, "calls", None)
+    return isinstance(calls, list) and not calls
+
+
+def launch_hooks_idle_fn() -> Callable[[], bool]:
+    """A cheap ``() -> bool``: no launch enter/exit hook is set (then a direct launch loses nothing).
+
+    Why a factory: the check runs on every ``utlx.matmul`` call, so it compares the slots with the
+    chain objects Triton installed at import (identity) and reads their ``calls`` lists; anything else
+    in a slot (a replaced chain, a plain callable) counts as set.
+    """
+    from triton import knobs
+
+    rt = knobs.runtime
+    enter0, exit0 = rt.launch_enter_hook, rt.launch_exit_hook
+    if not (_hook_idle(enter0) and enter0 is not None and _hook_idle(exit0) and exit0 is not None):
+        return lambda: _hook_idle(rt.launch_enter_hook) and _hook_idle(rt.launch_exit_hook)
+
+    def idle() -> bool:
+        enter, exit_ = rt.launch_enter_hook, rt.launch_exit_hook
+        return enter is enter0 and exit_ is exit0 and not enter0.calls and not exit0.calls
+
+    return idle
+
+
+def raw_launcher(launch: Callable) -> Callable:
+    """The C launcher behind a ``CudaLauncher.launch``: Triton wraps it in a Python closure named ``inner``
+    (free variable ``launcher``) when the kernel has tensor-descriptor parameters, on 3.6-3.9."""
+    closure = getattr(launch, "__closure__", None)
+    code = getattr(launch, "__code__", None)
+    if closure and code is not None:
+        cells = dict(zip(code.co_freevars, closure, strict=True))
+        if "launcher" in cells:
+            return cells["launcher"].cell_contents
+    return launch
+
+
+def direct_launch(compiled: Any, grid: tuple[int, int, int]) -> Callable[[int, tuple], None] | None:
+    """``call(stream, kernel_args)`` running ``compiled`` on ``grid`` through Triton's C launcher, or None.
+
+    ``kernel_args`` are every kernel parameter in declaration order (constexprs included, as
+    ``CompiledKernel[grid]`` passes them), with each tensor-descriptor parameter already expanded by
+    :func:`tensordesc_expander`; pointers may be plain ints (the C launcher then skips its
+    ``data_ptr()`` call and pointer check). No launch hooks, no launch metadata: callers check
+    :func:`launch_hooks_idle_fn` first. None when only Triton's own path can launch the kernel: not the
+    CUDA launcher, scratch memory to allocate per launch (global or profile scratch), GSan instrumentation.
+    """
+    run = compiled.run  # loads the binary on first use
+    if type(run).__name__ != "CudaLauncher":
+        return None
+    if getattr(run, "global_scratch_size", 0) or getattr(run, "profile_scratch_size", 0):
+        return None
+    if getattr(run, "gsan_enabled", False):
+        return None
+    raw = raw_launcher(run.launch)
+    gx, gy, gz = grid
+    function, packed = compiled.function, compiled.packed_metadata
+    coop, pdl = run.launch_cooperative_grid, run.launch_pdl
+    if version_at_least(3, 7):
+        annotations, signature = run.arg_annotations, run.kernel_signature
+
+        def call(stream: int, args: tuple) -> None:
+            raw(gx, gy, gz, stream, function, coop, pdl, packed, None, None, None, None, None, annotations,
+                signature, args)
+
+        return call
+
+    def call36(stream: int, args: tuple) -> None:
+        raw(gx, gy, gz, stream, function, coop, pdl, None, None, packed, None, None, None, *args)
+
+    return call36
+
+
+def tensordesc_metas(compiled: Any) -> list[dict] | None:
+    """Per tensor-descriptor parameter, the TMA encoding Triton chose (None: not lowered to TMA)."""
+    metas = getattr(compiled.metadata, "tensordesc_meta", None)
+    if not metas or any(m is None for m in metas):
+        return None
+    return list(metas)
 
 
 @cache
-def _pipelines_key_fn() -> Callable[[], str]:
-    try:
-        from tritonx import active_key
-    except ImportError:  # standalone utlx: no pipelines to key by
-        return _no_pipelines
-    return active_key
+def tensordesc_expander() -> Callable[[Any, dict], list]:
+    """``expand(desc, meta)``: Triton's launcher arguments for one host ``TensorDescriptor`` (the encoded
+    CUtensorMap, then shape and strides). 3.6/3.7 take ``(arg, metadata)``, 3.8+ ``(arg, metadata, base_args)``."""
+    import inspect
+
+    from triton.backends.nvidia import driver as nvidia_driver
+
+    fn = nvidia_driver.make_tensordesc_arg
+    if len(inspect.signature(fn).parameters) >= 3:
+        return lambda desc, meta: fn(desc, meta, ())
+    return fn
 
 
-def _active_pipelines_key() -> str:
-    """tritonx's O(1) key of the globally active pipelines (launch path: no import per call)."""
-    return _pipelines_key_fn()()
+def current_stream_fn() -> Callable[[int], int]:
+    """``stream(device_index)``: the raw current CUDA stream (Triton's driver binds torch's C getter)."""
+    from triton.runtime import driver
 
-
-class FastLaunch:
-    """Launch a JIT kernel on a fixed grid, skipping Triton's per-call argument binding after the first.
-
-    Why: at 2048^3 a GEMM takes ~30 us and Triton's ``kernel[grid](...)`` path (binding, specialization
-    key, cache lookup) costs about as much on the host, so ``utlx.matmul`` was launch-bound. The first
-    call per *specialization* (pointer alignment, integer divisibility, the active tritonx pipelines) goes
-    through the JIT and keeps the returned ``CompiledKernel``; later calls use ``CompiledKernel[grid]``
-    (same API in Triton 3.6-3.9), passing every parameter in declaration order.
-    """
-
-    def __init__(self, jit_fn: Any, grid: tuple[int, ...], constexprs: dict[str, Any], num_warps: int) -> None:
-        self.jit_fn = jit_fn
-        self.grid = grid
-        self.kwargs = dict(constexprs, num_warps=num_warps)
-        self.constexprs = constexprs
-        self._runners: dict[tuple, Any] = {}
-        self._tail: tuple | None = None
-
-    @staticmethod
-    def _spec(arg: Any) -> Any:
-        if isinstance(arg, int):
-            return (arg % 16 == 0, arg == 1)
-        ptr = getattr(arg, "data_ptr", None)
-        if ptr is None:
-            base = getattr(arg, "base", None)  # host-side TensorDescriptor
-            ptr = getattr(base, "data_ptr", None)
-        return ptr() % 16 == 0 if ptr is not None else type(arg)
-
-    def __call__(self, *args: Any) -> None:
-        key = (_active_pipelines_key(), *map(self._spec, args))
-        runner = self._runners.get(key)
-        if runner is None:
-            compiled = self.jit_fn[self.grid](*args, **self.kwargs)
-            if compiled is None:  # the interpreter (TRITON_INTERPRET=1) runs kernels without compiling them
-                return
-            if self._tail is None:
-                names = self.jit_fn.arg_names[len(args):]
-                self._tail = tuple(self.constexprs[n] for n in names)
-            # CompiledKernel's runner indexes grid[0..2]: pad like the JIT does
-            self._runners[key] = compiled[tuple(self.grid) + (1,) * (3 - len(self.grid))]
-            return
-        runner(*args, *self._tail)
+    return driver.active.get_current_stream
 
 
 def create_warp_specialize(gb: Any, captures: list[Any], worker_warps: list[int], n: int) -> tuple[Any, Any]:

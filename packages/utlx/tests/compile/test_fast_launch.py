@@ -1,9 +1,9 @@
-"""compat.FastLaunch: the JIT once per specialization, then CompiledKernel[grid] with every parameter."""
+"""utlx.launch.FastLaunch: the JIT once per specialization, then CompiledKernel[grid] with every parameter."""
 
 from __future__ import annotations
 
 import tritonx
-from utlx import compat
+from utlx import launch
 
 
 class FakeCompiled:
@@ -42,7 +42,7 @@ class Ptr:
 
 def test_first_call_jits_later_calls_skip_binding():
     jit = FakeJit()
-    fl = compat.FastLaunch(jit, (4,), {"BLOCK": 128, "STAGES": 3}, num_warps=8)
+    fl = launch.FastLaunch(jit, (4,), {"BLOCK": 128, "STAGES": 3}, num_warps=8)
     fl(Ptr(1024), 64)
     fl(Ptr(2048), 64)
     kind, grid, args, kwargs = jit.log[0]
@@ -53,7 +53,7 @@ def test_first_call_jits_later_calls_skip_binding():
 
 def test_new_specialization_goes_through_the_jit_again():
     jit = FakeJit()
-    fl = compat.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
+    fl = launch.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
     fl(Ptr(1024), 64)
     fl(Ptr(1026), 64)  # misaligned pointer: another specialization
     fl(Ptr(1024), 65)  # n no longer divisible by 16
@@ -64,7 +64,7 @@ def test_new_specialization_goes_through_the_jit_again():
 
 def test_active_pipelines_are_part_of_the_key():
     jit = FakeJit()
-    fl = compat.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
+    fl = launch.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
     fl(Ptr(1024), 64)
     with tritonx.activate(tritonx.Pipeline("fast-launch-key")):
         fl(Ptr(1024), 64)
@@ -81,7 +81,7 @@ def test_interpreter_launches_are_never_cached():
             return launch
 
     jit = InterpretedJit()
-    fl = compat.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
+    fl = launch.FastLaunch(jit, (1,), {"BLOCK": 16, "STAGES": 2}, num_warps=4)
     fl(Ptr(1024), 64)
     fl(Ptr(1024), 64)
     assert [e[0] for e in jit.log] == ["interp", "interp"]

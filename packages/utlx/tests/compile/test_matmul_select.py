@@ -204,26 +204,47 @@ def test_shape_class():
 # tune() end to end on CPU tensors with a mock device
 
 
+class FakeLaunch:
+    """Stands in for ``utlx.gemm_launch.GemmLaunch``: computes (or corrupts) the product on the CPU."""
+
+    def __init__(self, cand, state):
+        self.cand, self.state = cand, state
+
+    def __call__(self, a, b, c):
+        self.state["last"] = self.cand.id
+        self.state["runs"].append((self.cand.id, a.data_ptr(), b.data_ptr(), tuple(a.stride()), tuple(b.stride())))
+        c.copy_(a @ b)
+        if self.cand.id in self.state["wrong"]:
+            c.add_(1.0)
+
+    def matmul(self, a, b, pa, pb):
+        assert (pa, pb) == (a.data_ptr(), b.data_ptr())
+        c = a.new_empty((a.shape[0], b.shape[1]))
+        self(a, b, c)
+        return c
+
+
+def _validate_shapes_only(a, b):
+    """matmul's validation minus the GPU check (CPU tensors stand in for CUDA ones here)."""
+    if a.shape[1] != b.shape[0] or a.dtype != b.dtype:
+        raise ValueError("utlx.matmul: bad inputs")
+
+
 @pytest.fixture
 def fake_gpu(monkeypatch, tmp_path):
     """CPU tensors, a fake H200, launches that compute (or corrupt) the product, table-driven timings."""
     torch = pytest.importorskip("torch")
     import triton.testing
 
-    state = {"last": None, "times": {}, "wrong": set(), "binds": 0, "bench": 0}
+    state = {"last": None, "times": {}, "wrong": set(), "binds": 0, "bench": 0, "problems": [], "runs": [],
+             "validate": m._validate}
     monkeypatch.setattr(m, "_device_info", lambda dev: m.DeviceInfo("hopper", "Fake H200", 132))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
 
-    def bind(self, M, N, K, num_sms):
+    def bind(self, problem):
         state["binds"] += 1
-
-        def run(a, b, c):
-            state["last"] = self.id
-            c.copy_(a @ b)
-            if self.id in state["wrong"]:
-                c.add_(1.0)
-
-        return run
+        state["problems"].append(problem)
+        return FakeLaunch(self, state)
 
     def do_bench(fn, warmup=25, rep=100, return_mode="mean", **kw):
         state["bench"] += 1
@@ -234,6 +255,7 @@ def fake_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(triton.testing, "do_bench", do_bench)
     monkeypatch.setattr(m, "_PLANS", {})
     monkeypatch.setattr(m, "_REPORTS", {})
+    monkeypatch.setattr(m, "_validate", _validate_shapes_only)
     monkeypatch.setenv("UTLX_MATMUL_CACHE", str(tmp_path / "cache.json"))
     state["torch"] = torch
     state["cache"] = tmp_path / "cache.json"
@@ -257,13 +279,11 @@ def test_tune_picks_fastest_correct_and_persists(fake_gpu):
     assert next(r for r in rep.results if r.id == fast_wrong).status == "wrong-result"
     assert json.loads(fake_gpu["cache"].read_text())[
         m.TuningCache.key("Fake H200", "float16", True, 64, 64, 32)]["candidate"] == best
-    key = m._problem_key(a, b)
-    assert key in m._PLANS and m.report_for(a, b) is rep
+    assert m._REPORTS[m._problem_key(a, b)] is rep and m.report_for(a, b) is rep
     # same process: nothing re-timed
     bench = fake_gpu["bench"]
     assert m.tune(a, b) is rep and fake_gpu["bench"] == bench
     # a new process (empty in-memory cache): the disk answers, nothing is checked or timed
-    m._PLANS.clear()
     m._REPORTS.clear()
     rep2 = m.tune(a, b)
     assert rep2.source == "disk-cache" and rep2.winner.id == best and fake_gpu["bench"] == bench
@@ -330,3 +350,131 @@ def test_candidate_compiles_for_sm90(cand):
         assert "cp.async.cg" in k.asm["ptx"]
     assert k.metadata.shared == cand.smem_bytes() <= m.SMEM_LIMIT
     assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]  # every tile's N fits one wgmma
+
+
+# --------------------------------------------------------------------------------------------------
+# matmul(): the plan cache (hot path) on CPU tensors with a mock device
+
+
+def _plans_made(monkeypatch):
+    made = []
+    real = m._make_plan
+
+    def counting(a, b):
+        made.append((tuple(a.shape), tuple(a.stride()), tuple(b.stride())))
+        return real(a, b)
+
+    monkeypatch.setattr(m, "_make_plan", counting)
+    return made
+
+
+def test_second_call_of_a_problem_is_one_lookup(fake_gpu, monkeypatch):
+    torch = fake_gpu["torch"]
+    made = _plans_made(monkeypatch)
+    a, b = _inputs(torch, 64, 64, 32)
+    c = m.matmul(a, b)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=0.05, rtol=0.01)
+    runs = len(fake_gpu["runs"])
+    a2, b2 = _inputs(torch, 64, 64, 32)  # other data, same problem
+    a2.mul_(2)
+    c2 = m.matmul(a2, b2)
+    torch.testing.assert_close(c2.float(), a2.float() @ b2.float(), atol=0.05, rtol=0.01)
+    assert len(made) == 1 and len(fake_gpu["runs"]) == runs + 1
+    assert fake_gpu["runs"][-1][1:3] == (a2.data_ptr(), b2.data_ptr())
+    assert len(m._PLANS) == 1 and m.plan_key(a2, b2) in m._PLANS
+
+
+def test_plan_key_separates_what_a_launch_was_specialized_for(fake_gpu, monkeypatch):
+    torch = fake_gpu["torch"]
+    import tritonx
+
+    made = _plans_made(monkeypatch)
+    a, b = _inputs(torch, 64, 64, 32)
+    m.matmul(a, b)
+    m.matmul(a.bfloat16(), b.bfloat16())  # dtype
+    big = torch.empty(64 * 32 + 1, dtype=torch.float16)
+    a_off = big[1:].view(64, 32)  # data pointer 2 bytes off a 16-byte boundary
+    a_off.copy_(a)
+    m.matmul(a_off, b)
+    m.matmul(a, b.T.contiguous().T)  # B column-major (strides)
+    with tritonx.activate(tritonx.Pipeline("plan-key-test")):  # other active pipelines
+        m.matmul(a, b)
+    assert len(made) == 5 and len(m._PLANS) == 5
+    m.matmul(a, b)
+    m.matmul(a_off, b)
+    assert len(made) == 5
+
+
+def test_column_major_operands_are_not_copied(fake_gpu, monkeypatch):
+    torch = fake_gpu["torch"]
+    a, b = _inputs(torch, 64, 48, 32)
+    bt = b.T.contiguous().T  # column-major [K, N] view
+    at = a.T.contiguous().T
+    c = m.matmul(at, bt)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=0.05, rtol=0.01)
+    _, pa, pb, sa, sb = fake_gpu["runs"][-1]
+    assert (pa, pb, sa, sb) == (at.data_ptr(), bt.data_ptr(), (1, 64), (1, 32))  # the views themselves ran
+    rep = m.report_for(at, bt)
+    assert rep.winner.id.endswith("/acol/bcol")
+    assert fake_gpu["problems"][-1].a_col and fake_gpu["problems"][-1].b_col
+
+
+def test_strided_operands_are_copied_to_row_major(fake_gpu):
+    torch = fake_gpu["torch"]
+    a, b = _inputs(torch, 64, 48, 64)
+    a_strided = a[:, ::2]  # strides (64, 2): neither row- nor column-major
+    c = m.matmul(a_strided, b[:32])
+    torch.testing.assert_close(c.float(), a_strided.float() @ b[:32].float(), atol=0.05, rtol=0.01)
+    _, pa, _, sa, _ = fake_gpu["runs"][-1]
+    assert sa == (32, 1) and pa != a_strided.data_ptr()
+
+
+def test_column_major_view_tma_cannot_address_is_copied_on_hopper(fake_gpu):
+    torch = fake_gpu["torch"]
+    x = torch.randn(40, 33).half()  # A = x.T is [33, 40] column-major with 66-byte columns: no TMA
+    b = torch.randn(40, 16).half()
+    c = m.matmul(x.T, b)
+    torch.testing.assert_close(c.float(), x.T.float() @ b.float(), atol=0.05, rtol=0.01)
+    assert fake_gpu["runs"][-1][3] == (40, 1)  # the row-major copy (80-byte rows) ran
+    assert m.needs_copy(x.T, 40, "hopper") and not m.needs_copy(x.T, 40, "amd")
+
+
+def test_plans_are_bounded(fake_gpu, monkeypatch):
+    torch = fake_gpu["torch"]
+    monkeypatch.setattr(m, "_PLANS_CAPACITY", 2)
+    shapes = [(16, 16, 16), (32, 16, 16), (48, 16, 16)]
+    for M, N, K in shapes:
+        m.matmul(*_inputs(torch, M, N, K))
+    assert len(m._PLANS) == 2
+    assert [k[0][0] for k in m._PLANS] == [32, 48]  # the oldest plan went first
+
+
+def test_empty_problems(fake_gpu):
+    torch = fake_gpu["torch"]
+    a, b = _inputs(torch, 8, 4, 0)
+    assert torch.equal(m.matmul(a, b), torch.zeros(8, 4, dtype=torch.float16))
+    a, b = _inputs(torch, 0, 4, 8)
+    assert m.matmul(a, b).shape == (0, 4)
+    assert not fake_gpu["runs"]
+
+
+def test_capture_without_tuning_is_a_clear_error(fake_gpu, monkeypatch):
+    torch = fake_gpu["torch"]
+    monkeypatch.setattr(m, "_capturing", lambda: True)
+    with pytest.raises(RuntimeError, match="tuning cannot run while a CUDA graph is being captured"):
+        m.matmul(*_inputs(torch, 64, 64, 32))
+
+
+def test_bad_inputs_are_named():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(4, 8).half()
+    with pytest.raises(TypeError, match="expected two torch tensors, got list and Tensor"):
+        m.matmul([[1.0]], a)
+    with pytest.raises(ValueError, match=r"expected 2-D tensors, got shapes \(4, 8, 1\)"):
+        m.matmul(a[..., None], a)
+    with pytest.raises(ValueError, match=r"inner dimensions differ: \(4, 8\) @ \(4, 8\)"):
+        m.matmul(a, a)
+    with pytest.raises(TypeError, match=r"expected two fp16 or two bf16 tensors, got torch\.float32"):
+        m.matmul(a.float(), a.T.float())
+    with pytest.raises(ValueError, match="both tensors must be on the same GPU, got cpu and cpu"):
+        m.matmul(a, a.T)

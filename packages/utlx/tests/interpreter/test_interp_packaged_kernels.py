@@ -33,3 +33,17 @@ def test_tma_persistent_gemm_kernel():
     c.zero_()
     mod.launch(a, b, c, config=(dict(_CONSTS), 4), num_sms=2)
     check_against_fp32(c, a, b)
+
+
+@pytest.mark.parametrize(("a_col", "b_col"), [(False, True), (True, False), (True, True)])
+def test_tma_persistent_gemm_kernel_column_major_operands(a_col, b_col):
+    """Transposed views (``x.T``) go in as they are: descriptors over their row-major storage and a
+    ``local_trans`` view for the dot (the ``_colmajor`` kernel)."""
+    mod = pytest.importorskip("utlx.kernels.hopper_tma_persistent")
+    a, b, c = make_inputs(96, 80, 160, seed=11)
+    a_in = a.T.contiguous().T if a_col else a
+    b_in = b.T.contiguous().T if b_col else b
+    assert mod.column_major(a_in) == a_col and mod.column_major(b_in) == b_col
+    c.zero_()
+    mod.launch(a_in, b_in, c, config=(dict(_CONSTS), 4), num_sms=2)
+    check_against_fp32(c, a, b)

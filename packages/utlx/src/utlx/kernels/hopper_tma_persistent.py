@@ -26,8 +26,22 @@ import triton
 import triton.language as tl
 
 import utlx as tlx
-from utlx import compat
 from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.launch import FastLaunch
+
+
+@triton.jit
+def _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, off_k, pred, A_COL: tl.constexpr,
+             B_COL: tl.constexpr):
+    """Request ring slot ``s``'s A and B tiles (k-offset ``off_k``) by TMA, completing on ``bar``."""
+    if A_COL:
+        tlx.async_descriptor_load(a_desc, tlx.local_view(buffers_A, s), [off_k, off_m], bar, pred=pred)
+    else:
+        tlx.async_descriptor_load(a_desc, tlx.local_view(buffers_A, s), [off_m, off_k], bar, pred=pred)
+    if B_COL:
+        tlx.async_descriptor_load(b_desc, tlx.local_view(buffers_B, s), [off_n, off_k], bar, pred=pred)
+    else:
+        tlx.async_descriptor_load(b_desc, tlx.local_view(buffers_B, s), [off_k, off_n], bar, pred=pred)
 
 
 @triton.jit
@@ -36,9 +50,41 @@ def matmul_kernel_tma_persistent(
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
 ):
+    """Row-major A and B."""
+    _tma_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
+              NUM_SMS, False, False)
+
+
+@triton.jit
+def matmul_kernel_tma_persistent_colmajor(
+    a_desc, b_desc, c_desc, M, N, K,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr,
+):
+    """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
+    _tma_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
+              NUM_SMS, A_COL, B_COL)
+
+
+@triton.jit
+def _tma_gemm(
+    a_desc, b_desc, c_desc, M, N, K,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr,
+):
     dtype = tlx.dtype_of(a_desc)
-    buffers_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
+    # A column-major operand is loaded through a descriptor over its transpose (row-major) and read by
+    # wgmma through a transposed view of the shared tile (no data movement).
+    if A_COL:
+        buffers_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
+    else:
+        buffers_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    if B_COL:
+        buffers_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    else:
+        buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
     buffer_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
     ready = tlx.alloc_barriers(NUM_STAGES)
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
@@ -56,14 +102,19 @@ def matmul_kernel_tma_persistent(
             bar = tlx.local_view(ready, s)
             valid = i < k_tiles
             tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
-            tlx.async_descriptor_load(a_desc, tlx.local_view(buffers_A, s), [off_m, i * BLOCK_SIZE_K], bar, pred=valid)
-            tlx.async_descriptor_load(b_desc, tlx.local_view(buffers_B, s), [i * BLOCK_SIZE_K, off_n], bar, pred=valid)
+            _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, i * BLOCK_SIZE_K, valid, A_COL, B_COL)
 
         acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
         for kk in tl.range(0, k_tiles, num_stages=0):
             s = (it + kk) % NUM_STAGES
             tlx.barrier_wait(tlx.local_view(ready, s), ((it + kk) // NUM_STAGES) & 1)
-            acc = tlx.async_dot(tlx.local_view(buffers_A, s), tlx.local_view(buffers_B, s), acc)
+            a_s = tlx.local_view(buffers_A, s)
+            b_s = tlx.local_view(buffers_B, s)
+            if A_COL:
+                a_s = tlx.local_trans(a_s)
+            if B_COL:
+                b_s = tlx.local_trans(b_s)
+            acc = tlx.async_dot(a_s, b_s, acc)
             # Retire the previous dot; its stage is the one refilled below.
             acc = tlx.async_dot_wait(1, acc)
             nk = kk + NUM_STAGES - 1
@@ -71,10 +122,8 @@ def matmul_kernel_tma_persistent(
             bar2 = tlx.local_view(ready, s2)
             valid = nk < k_tiles
             tlx.barrier_expect_bytes(bar2, STAGE_BYTES, pred=valid)
-            tlx.async_descriptor_load(a_desc, tlx.local_view(buffers_A, s2), [off_m, nk * BLOCK_SIZE_K], bar2,
-                                      pred=valid)
-            tlx.async_descriptor_load(b_desc, tlx.local_view(buffers_B, s2), [nk * BLOCK_SIZE_K, off_n], bar2,
-                                      pred=valid)
+            _load_ab(a_desc, b_desc, buffers_A, buffers_B, s2, bar2, off_m, off_n, nk * BLOCK_SIZE_K, valid, A_COL,
+                     B_COL)
         acc = tlx.async_dot_wait(0, acc)
         it += k_tiles
 
@@ -86,10 +135,24 @@ def matmul_kernel_tma_persistent(
     tlx.async_descriptor_store_wait(0)
 
 
-def signature(bm: int, bn: int, bk: int, dtype: str = "fp16") -> dict[str, str]:
+def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
+    """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
+    if a_col or b_col:
+        return matmul_kernel_tma_persistent_colmajor, {"A_COL": a_col, "B_COL": b_col}
+    return matmul_kernel_tma_persistent, {}
+
+
+def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False) -> tuple[list, list, list]:
+    """TMA box of the A, B and C descriptors; a column-major operand's descriptor is over its transpose."""
+    return ([bk, bm] if a_col else [bm, bk]), ([bn, bk] if b_col else [bk, bn]), [bm, bn]
+
+
+def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False,
+              b_col: bool = False) -> dict[str, str]:
     """Signature for compiling without a GPU (host-side descriptors)."""
-    return {"a_desc": f"tensordesc<{dtype}[{bm}, {bk}]>", "b_desc": f"tensordesc<{dtype}[{bk}, {bn}]>",
-            "c_desc": f"tensordesc<{dtype}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
+    return {"a_desc": f"tensordesc<{dtype}{blk_a}>", "b_desc": f"tensordesc<{dtype}{blk_b}>",
+            "c_desc": f"tensordesc<{dtype}{blk_c}>", "M": "i32", "N": "i32", "K": "i32"}
 
 
 def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8) -> dict[str, int]:
@@ -160,31 +223,37 @@ def grid_for(M: int, N: int, const: dict[str, int], num_sms: int, grid_mode: str
     return programs, (programs if programs < tiles else ONE_TILE_STRIDE)
 
 
-def make_launcher(M: int, N: int, config, num_sms: int, grid_mode: str = "persistent"):
-    """A ``run(a, b, c)`` for one problem size with everything shape-dependent computed once.
+def column_major(t) -> bool:
+    """``t`` is a column-major view (unit row stride, e.g. ``x.T``): its descriptor is built over ``t.T``."""
+    return t.stride(1) != 1 and t.stride(0) == 1
 
-    Why: ``utlx.matmul`` calls this on every GEMM; at 2048^3 the kernel takes ~30 us, so host work
-    per call (grid, SM count, dict building) is visible. Only the descriptors (which hold the data
-    pointers) are made per call.
+
+def make_launcher(M: int, N: int, config, num_sms: int, grid_mode: str = "persistent", a_col: bool = False,
+                  b_col: bool = False):
+    """A ``run(a, b, c)`` for one problem size and operand layout, shape-dependent work done once.
+
+    ``a_col``/``b_col``: the operand is column-major (see :func:`column_major`). Descriptors are made per
+    call; ``utlx.matmul`` uses ``utlx.gemm_launch`` instead, which also caches them.
     """
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     const, nw = config
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
     programs, stride = grid_for(M, N, const, num_sms, grid_mode)
-    grid = (programs,)
-    kernel = compat.FastLaunch(matmul_kernel_tma_persistent, grid, dict(const, NUM_SMS=stride), nw)
+    fn, layout = kernel_for(a_col, b_col)
+    kernel = FastLaunch(fn, (programs,), dict(const, NUM_SMS=stride, **layout), nw)
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
     from_tensor = TensorDescriptor.from_tensor
 
     def run(a, b, c):
-        kernel(from_tensor(a, [bm, bk]), from_tensor(b, [bk, bn]), from_tensor(c, [bm, bn]),
-               a.shape[0], b.shape[1], a.shape[1])
+        kernel(from_tensor(a.T if a_col else a, blk_a), from_tensor(b.T if b_col else b, blk_b),
+               from_tensor(c, blk_c), a.shape[0], b.shape[1], a.shape[1])
 
     return run
 
 
 def launch(a, b, c, config=0, num_sms=None, grid_mode="persistent"):
-    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors).
+    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors; A and B row- or column-major).
 
     ``config``: an index into :data:`CONFIGS` or a ``(constexprs, num_warps)`` pair.
     """
@@ -193,4 +262,4 @@ def launch(a, b, c, config=0, num_sms=None, grid_mode="persistent"):
         import torch
 
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    make_launcher(a.shape[0], b.shape[1], const_nw, num_sms, grid_mode)(a, b, c)
+    make_launcher(a.shape[0], b.shape[1], const_nw, num_sms, grid_mode, column_major(a), column_major(b))(a, b, c)

@@ -27,14 +27,16 @@ import triton
 import triton.language as tl
 
 import utlx as tlx
-from utlx import compat
 from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.hopper_tma_persistent import column_major
+from utlx.launch import FastLaunch
 
 
 @triton.jit
 def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.constexpr,
               BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-              GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr):
+              GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+              A_COL: tl.constexpr, B_COL: tl.constexpr):
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     dtype = tlx.dtype_of(c_desc)
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
@@ -46,7 +48,13 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.const
         for kk in tl.range(0, k_tiles, num_stages=0):
             s = it % NUM_STAGES
             tlx.barrier_wait(tlx.local_view(full, s), (it // NUM_STAGES) & 1)
-            acc = tlx.async_dot(tlx.local_view(bufs_A, s), tlx.local_view(bufs_B, s), acc)
+            a_s = tlx.local_view(bufs_A, s)
+            b_s = tlx.local_view(bufs_B, s)
+            if A_COL:  # column-major operands arrive transposed; wgmma reads them through a transposed view
+                a_s = tlx.local_trans(a_s)
+            if B_COL:
+                b_s = tlx.local_trans(b_s)
+            acc = tlx.async_dot(a_s, b_s, acc)
             acc = tlx.async_dot_wait(1, acc)  # the previous wgmma is done: release its slot
             if kk > 0:
                 tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
@@ -68,11 +76,43 @@ def matmul_kernel_ws_persistent(
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
 ):
+    """Row-major A and B."""
+    _ws_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
+             NUM_SMS, False, False)
+
+
+@triton.jit
+def matmul_kernel_ws_persistent_colmajor(
+    a_desc, b_desc, c_desc, M, N, K,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr,
+):
+    """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
+    _ws_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
+             NUM_SMS, A_COL, B_COL)
+
+
+@triton.jit
+def _ws_gemm(
+    a_desc, b_desc, c_desc, M, N, K,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr,
+):
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     dtype = tlx.dtype_of(a_desc)
-    bufs_A0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    bufs_A1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    bufs_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
+    # A column-major operand is loaded through a descriptor over its transpose (tiles [K, M] / [N, K]).
+    if A_COL:
+        bufs_A0 = tlx.local_alloc((BLOCK_SIZE_K, HALF_M), dtype, NUM_STAGES)
+        bufs_A1 = tlx.local_alloc((BLOCK_SIZE_K, HALF_M), dtype, NUM_STAGES)
+    else:
+        bufs_A0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
+        bufs_A1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    if B_COL:
+        bufs_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    else:
+        bufs_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
     buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
     buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
     full = tlx.alloc_barriers(NUM_STAGES)  # producer -> consumers: the stage's bytes have landed
@@ -82,10 +122,10 @@ def matmul_kernel_ws_persistent(
     with tlx.async_tasks():
         with tlx.async_task("default"):
             _consumer(c_desc, bufs_A0, bufs_B, buf_C0, full, empty, M, N, K, 0, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS)
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL)
         with tlx.async_task(num_warps=4, registers=216):
             _consumer(c_desc, bufs_A1, bufs_B, buf_C1, full, empty, M, N, K, 1, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS)
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL)
         with tlx.async_task(num_warps=1, registers=40):
             num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
             k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
@@ -99,18 +139,40 @@ def matmul_kernel_ws_persistent(
                     tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
                     bar = tlx.local_view(full, s)
                     tlx.barrier_expect_bytes(bar, STAGE_BYTES)
-                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, kk * BLOCK_SIZE_K], bar)
-                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, kk * BLOCK_SIZE_K],
-                                              bar)
-                    tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [kk * BLOCK_SIZE_K, off_n], bar)
+                    off_k = kk * BLOCK_SIZE_K
+                    if A_COL:
+                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
+                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_k, off_m + HALF_M], bar)
+                    else:
+                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
+                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, off_k], bar)
+                    if B_COL:
+                        tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
+                    else:
+                        tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
                     it += 1
 
 
-def signature(bm: int, bn: int, bk: int, dtype: str = "fp16") -> dict[str, str]:
-    """Signature for compiling without a GPU (host-side descriptors: A and C in 64-row halves)."""
+def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
+    """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
+    if a_col or b_col:
+        return matmul_kernel_ws_persistent_colmajor, {"A_COL": a_col, "B_COL": b_col}
+    return matmul_kernel_ws_persistent, {}
+
+
+def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False) -> tuple[list, list, list]:
+    """TMA box of the A, B and C descriptors (A and C in ``bm // 2``-row halves); a column-major
+    operand's descriptor is over its transpose."""
     h = bm // 2
-    return {"a_desc": f"tensordesc<{dtype}[{h}, {bk}]>", "b_desc": f"tensordesc<{dtype}[{bk}, {bn}]>",
-            "c_desc": f"tensordesc<{dtype}[{h}, {bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+    return ([bk, h] if a_col else [h, bk]), ([bn, bk] if b_col else [bk, bn]), [h, bn]
+
+
+def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False,
+              b_col: bool = False) -> dict[str, str]:
+    """Signature for compiling without a GPU (host-side descriptors: A and C in 64-row halves)."""
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
+    return {"a_desc": f"tensordesc<{dtype}{blk_a}>", "b_desc": f"tensordesc<{dtype}{blk_b}>",
+            "c_desc": f"tensordesc<{dtype}{blk_c}>", "M": "i32", "N": "i32", "K": "i32"}
 
 
 def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8) -> dict[str, int]:
@@ -137,44 +199,38 @@ def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
     return const["NUM_STAGES"] * (bm + bn) * bk * elem_bytes + bm * bn * elem_bytes + SMEM_SLACK
 
 
-def make_launcher(M: int, N: int, config, num_sms: int):
-    """A ``run(a, b, c)`` for one problem size: grid computed once, descriptors per call, fast launches."""
+def make_launcher(M: int, N: int, config, num_sms: int, a_col: bool = False, b_col: bool = False):
+    """A ``run(a, b, c)`` for one problem size and operand layout: grid computed once, descriptors per call."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     const, nw = config
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
     grid = (min(num_sms, triton.cdiv(M, bm) * triton.cdiv(N, bn)),)
-    kernel = compat.FastLaunch(matmul_kernel_ws_persistent, grid, dict(const, NUM_SMS=grid[0]), nw)
+    fn, layout = kernel_for(a_col, b_col)
+    kernel = FastLaunch(fn, grid, dict(const, NUM_SMS=grid[0], **layout), nw)
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
     from_tensor = TensorDescriptor.from_tensor
 
     def run(a, b, c):
-        kernel(from_tensor(a, [bm // 2, bk]), from_tensor(b, [bk, bn]), from_tensor(c, [bm // 2, bn]),
-               a.shape[0], b.shape[1], a.shape[1])
+        kernel(from_tensor(a.T if a_col else a, blk_a), from_tensor(b.T if b_col else b, blk_b),
+               from_tensor(c, blk_c), a.shape[0], b.shape[1], a.shape[1])
 
     return run
 
 
 def launch(a, b, c, config=0, num_sms=None):
-    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors)."""
+    """Run the kernel on torch tensors ``c = a @ b`` (host-side TMA descriptors; A and B row- or column-major)."""
     import torch
-    from triton.tools.tensor_descriptor import TensorDescriptor
 
-    const, nw = CONFIGS[config] if isinstance(config, int) else config
-    bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
-    M, K = a.shape
-    N = b.shape[1]
+    const_nw = CONFIGS[config] if isinstance(config, int) else config
     num_sms = num_sms or torch.cuda.get_device_properties(a.device).multi_processor_count
-    a_d = TensorDescriptor.from_tensor(a, [bm // 2, bk])
-    b_d = TensorDescriptor.from_tensor(b, [bk, bn])
-    c_d = TensorDescriptor.from_tensor(c, [bm // 2, bn])
-    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-    grid = (min(num_sms, tiles),)
-    matmul_kernel_ws_persistent[grid](a_d, b_d, c_d, M, N, K, NUM_SMS=grid[0], num_warps=nw, **const)
+    make_launcher(a.shape[0], b.shape[1], const_nw, num_sms, column_major(a), column_major(b))(a, b, c)
 
 
 def ws_candidates() -> list[tuple[str, object, list]]:
     """Candidates for ``utlx.matmul``: ``(name, launch, configs)``; ``launch(a, b, c, config)`` computes a @ b.
 
-    Hopper only (cuda:90, TMA + wgmma + warp specialization); A, B, C row-major with 16-byte-aligned rows.
+    Hopper only (cuda:90, TMA + wgmma + warp specialization); A and B row- or column-major, C row-major,
+    16-byte aligned base pointers and major strides.
     """
     return [("hopper_ws_persistent", launch, list(CONFIGS))]

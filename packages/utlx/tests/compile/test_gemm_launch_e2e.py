@@ -1,0 +1,210 @@
+"""GemmLaunch end to end on the CPU with real kernels: the JIT compiles for cuda:90, Triton's real
+``CompiledKernel`` and ``CudaLauncher`` run, only the CUDA driver calls are stand-ins.
+
+A fake active driver (target cuda:90) gives Triton a module loader, device properties, a TMA encoder that
+returns readable tuples and a C launcher that records its arguments. GemmLaunch's first call goes through
+the JIT (Triton's own path, hooks included); later calls go straight to the recorded C launcher. Both
+must hand the launcher the same arguments (grid, stream, function, metadata, expanded kernel arguments),
+except for the launch metadata and hook slots, which the direct path leaves empty when no hook is set.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.backends.driver import DriverBase  # noqa: E402
+from triton.backends.nvidia import driver as nv  # noqa: E402
+from triton.runtime import driver as drv  # noqa: E402
+from utlx import compat, gemm_launch  # noqa: E402
+from utlx.gemm_launch import Problem  # noqa: E402
+
+m = importlib.import_module("utlx.matmul")
+
+if not compat.version_at_least(3, 7):  # pragma: no cover - the 3.6 launcher is a module compiled per kernel
+    pytest.skip("the stand-in C launcher is 3.7+'s generic one", allow_module_level=True)
+
+HOOK_SLOTS = (8, 9, 10)  # launch_metadata, enter hook, exit hook in 3.7+'s launcher arguments
+
+
+class FakeUtils:
+    def __init__(self):
+        self.launches: list[tuple] = []
+
+    def launch(self, *args):
+        self.launches.append(args)
+
+    @staticmethod
+    def build_signature_metadata(signature):
+        return ",".join(signature).encode()
+
+    @staticmethod
+    def load_binary(name, kernel, shared, device):
+        return 1, 0xF00D, 128, 0, 1024
+
+    @staticmethod
+    def get_device_properties(device):
+        return {"max_shared_mem": 232448, "multiprocessor_count": 132, "max_num_regs": 65536, "warpSize": 32,
+                "sm_clock_rate": 1980000, "mem_clock_rate": 3200000, "mem_bus_width": 6144}
+
+    @staticmethod
+    def fill_tma_descriptor_tiled(ptr, swizzle, elem_size, dtype, block, shape, strides, padding):
+        return ("tmap", ptr, tuple(block), tuple(shape), tuple(strides), swizzle)
+
+
+class FakeDriver(DriverBase):
+    def __init__(self):
+        self.target = GPUTarget("cuda", 90, 32)
+        self.utils = FakeUtils()
+        self.launcher_cls = nv.CudaLauncher
+
+    @classmethod
+    def is_active(cls):
+        return True
+
+    def get_current_target(self):
+        return self.target
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0x5EED
+
+    def get_active_torch_device(self):
+        return torch.device("cpu")
+
+    def map_python_to_cpp_type(self, ty):
+        return "void*"
+
+    def get_benchmarker(self):
+        raise NotImplementedError
+
+    def get_device_interface(self):
+        raise NotImplementedError
+
+    def get_empty_cache_for_benchmark(self):
+        raise NotImplementedError
+
+    def clear_cache(self, cache):
+        raise NotImplementedError
+
+    def allocate_default_profile_scratch(self, *args):
+        return None
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    fake = FakeDriver()
+    saved = drv._active
+    drv.set_active(fake)
+    monkeypatch.setattr(nv, "PyKernelArg", lambda nested_tuple, type: ("kernel-arg", type))
+    monkeypatch.setattr(nv, "ARG_KERNEL", 1, raising=False)
+    monkeypatch.setattr(nv, "ARG_TUPLE", 2, raising=False)
+    monkeypatch.setattr(nv, "ARG_CONSTEXPR", 3, raising=False)
+    monkeypatch.setattr(gemm_launch, "_current_device_fn", lambda: (lambda: None))  # CPU tensors: index None
+    monkeypatch.setattr(m, "_device_info", lambda device: m.DeviceInfo("hopper", "Fake H200", 132))
+    compat.tensordesc_expander.cache_clear()
+    yield fake.utils
+    drv._active = saved
+    compat.tensordesc_expander.cache_clear()
+
+
+def _operands(M, N, K, dtype, a_col, b_col):
+    a = torch.randn(M, K).to(dtype)
+    b = torch.randn(K, N).to(dtype)
+    return (a.T.contiguous().T if a_col else a), (b.T.contiguous().T if b_col else b)
+
+
+def _without_hook_slots(args):
+    return tuple(x for i, x in enumerate(args) if i not in HOOK_SLOTS)
+
+
+def _as_launcher_reads(kernel_args):
+    """What the C launcher reads from each kernel argument: a pointer object's ``data_ptr()`` (Triton's JIT
+    passes tensors, utlx's direct path their addresses), everything else as it is."""
+    return tuple(x.data_ptr() if hasattr(x, "data_ptr") else x for x in kernel_args)
+
+
+CASES = [("hopper_pipelined", "tiles", False, False, torch.float16),
+         ("tma_persistent", "persistent", False, True, torch.bfloat16),
+         ("ws_persistent", "persistent", True, False, torch.float16)]
+
+
+@pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype"), CASES,
+                         ids=[f"{c[0]}-{'col' if c[2] else 'row'}-{'col' if c[3] else 'row'}" for c in CASES])
+def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_col, b_col, dtype):
+    launches = fake_cuda.launches
+    a, b = _operands(304, 528, 272, dtype, a_col, b_col)  # ragged vs the tiles, 16-divisible strides
+    cand = next(c for c in m.candidates("hopper", True, a_col=a_col, b_col=b_col)
+                if c.family == family and c.grid_mode == grid_mode)
+    launch = cand.bind(Problem.of(a, b, 132))
+    c = torch.empty(304, 528, dtype=dtype)
+    launch(a, b, c)  # through the JIT (compiles for cuda:90 here) and Triton's CudaLauncher
+    assert len(launches) == 1 and launch.direct is not None and launch.direct.call is not None
+    via_jit = launches.pop()
+    if launch.blocks is not None:
+        assert launch.caches is not None  # the descriptors were lowered to TMA: cacheable
+    launch(a, b, c)  # the direct path
+    direct = launches.pop()
+    jit_args, direct_args = _without_hook_slots(via_jit), _without_hook_slots(direct)
+    assert jit_args[:-1] == direct_args[:-1]  # grid, stream, function, flags, metadata, annotations, signature
+    assert _as_launcher_reads(jit_args[-1]) == _as_launcher_reads(direct_args[-1])  # expanded kernel args
+    assert direct[8:11] == (None, None, None)
+    if launch.blocks is not None:
+        tmaps = [x for x in direct_args[-1] if isinstance(x, tuple) and x[:1] == ("tmap",)]
+        assert [t[1] for t in tmaps] == [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+        out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: new C, A and B from the cache
+        hot = launches.pop()[-1]
+        assert hot[0] is direct_args[-1][0] and hot[5] is direct_args[-1][5]  # the very same encoded maps
+        assert hot[10][1] == out.data_ptr()
+    else:
+        assert direct_args[-1][:3] == (a.data_ptr(), b.data_ptr(), c.data_ptr())
+
+
+def test_hooks_take_the_jit_launch_path(fake_cuda):
+    from triton import knobs
+
+    launches = fake_cuda.launches
+    a, b = _operands(256, 256, 256, torch.float16, False, False)
+    cand = m.candidates("hopper", True)[0]
+    launch = cand.bind(Problem.of(a, b, 132))
+    launch.matmul(a, b, a.data_ptr(), b.data_ptr())
+    launches.clear()
+    seen = []
+
+    def hook(metadata):
+        seen.append(metadata.get()["name"])
+
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        launch.matmul(a, b, a.data_ptr(), b.data_ptr())
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
+    (args,) = launches
+    assert args[9] is knobs.runtime.launch_enter_hook and args[8] is not None  # Triton's own call
+    assert not seen  # the stand-in C launcher does not call hooks; the slot carried them
+
+
+def test_precompile_compiles_every_candidate_without_launching(fake_cuda):
+    a, b = _operands(256, 512, 128, torch.float16, False, True)
+    cands = m.tuning_candidates(a, b)
+    assert cands and all(c.id.endswith("/bcol") for c in cands)
+    errors = m.precompile(a, b, cands[:3])
+    assert errors == [] and fake_cuda.launches == []
+
+
+def test_precompile_reports_failures(fake_cuda):
+    a, b = _operands(256, 512, 128, torch.float16, False, False)
+    bad = m.Candidate("tma_persistent", tuple(sorted(m._cfg(128, 128, 48, 3).items())), 8, "persistent")
+    errors = m.precompile(a, b, [bad])  # a 48-wide TMA box is not a power of two
+    assert len(errors) == 1 and errors[0].startswith("tma_persistent/persistent/128x128x48/s3/g8/w8: ")
+
+
+def test_fake_driver_is_gone_after_the_tests():
+    assert not isinstance(drv._active, FakeDriver)
+
