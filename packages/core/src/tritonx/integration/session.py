@@ -13,6 +13,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from triton.runtime.errors import OutOfResources
+
 from ..compat import libtriton, parse_pipeline_names
 from ..engine import names as pass_names
 from ..engine.plan import Step, is_identity, plan
@@ -269,6 +271,10 @@ class StageSession:
         try:
             spec.fn(mod, ctx)
         except TritonxError:
+            raise
+        except OutOfResources:
+            # a resource verdict (e.g. too much shared memory), not a pass bug: Triton's own type, so that
+            # triton.autotune skips the configuration as it does when Triton itself raises it
             raise
         except Exception as exc:
             tb = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -22,3 +22,22 @@ class UtlxCompileError(ValueError):
         if hint:
             text += f". {hint}"
         super().__init__(text)
+
+
+def shared_memory_error(required: int, limit: int, target: str, where: str) -> Exception:
+    """Too much shared memory, as Triton's own ``OutOfResources`` (what ``triton.autotune`` skips a config on).
+
+    Why not a :class:`UtlxCompileError`: raised while tracing, any error becomes a ``CompilationError``, which
+    stops autotuning; raised from the lowering as ``OutOfResources`` it behaves like the error Triton raises
+    when such a kernel is loaded, only earlier (also when compiling on a CPU for a GPU target) and naming
+    the allocation.
+    """
+    from triton.runtime.errors import OutOfResources
+
+    class UtlxSharedMemoryError(OutOfResources):
+        def __str__(self) -> str:
+            return (f"utlx.local_alloc: the buffers need {required} bytes of shared memory, more than the {limit} "
+                    f"bytes a CTA can use [target {target}]; the largest is {where}. Use fewer buffers (num) or "
+                    "smaller tiles")
+
+    return UtlxSharedMemoryError(required, limit, "shared memory")

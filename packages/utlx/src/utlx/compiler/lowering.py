@@ -22,8 +22,9 @@ import triton.language as tl
 from utlx import compat
 
 from . import copy_width, drain, layouts, placeholder, warp_specialize
-from .errors import UtlxCompileError
+from .errors import UtlxCompileError, shared_memory_error
 from .placeholder import Placeholder
+from .target import SMEM_LIMITS, Target
 
 
 @dataclass
@@ -103,6 +104,8 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
     gb = compat.make_gluon_builder(module.context, arch)
     low = Lowering(module=module, builder=gb, probe=probe, staged=set(staged or ()))
     low.roles = layouts.infer_alloc_roles(found)
+    if not probe:
+        _check_shared_memory(found)
     for ph in found:
         fn = LOWERINGS.get(ph.name)
         if fn is None:
@@ -125,6 +128,27 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
     passes.common.add_canonicalizer(pm)
     compat.run_passes(pm, module, "utlx-lowering-cleanup")
     return len(found)
+
+
+def _check_shared_memory(found: list[Placeholder]) -> None:
+    """Refuse buffers that together exceed the target's shared memory (TLX buffers are all live at once)."""
+    allocs = [ph for ph in found if ph.name == "local_alloc"]
+    if not allocs:
+        return
+    sizes = []
+    for ph in allocs:
+        a = ph.attrs
+        n = a["num"] * max(1, _dtype(a["dtype"]).primitive_bitwidth // 8)
+        for dim in a["shape"]:
+            n *= dim
+        sizes.append((n, ph))
+    total = sum(n for n, _ in sizes)
+    name = allocs[0].attrs.get("target", "")
+    backend, _, arch = name.partition(":")
+    limit = SMEM_LIMITS.get(name) or Target(backend, arch, 4, 32).smem_limit
+    if total > limit:
+        biggest = max(sizes, key=lambda x: x[0])
+        raise shared_memory_error(total, limit, name, f"{biggest[0]} bytes at {biggest[1].describe()}")
 
 
 def _replace(ph: Placeholder, new: Any) -> None:
