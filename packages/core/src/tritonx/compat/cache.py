@@ -42,7 +42,7 @@ def install_compile_key(provider: Callable[[Any], str]) -> None:
     import triton.compiler.compiler as cc
 
     _providers["disk"] = provider
-    if getattr(cc.get_cache_key, "__tritonx__", False):
+    if _wrapped_by_tritonx(cc.get_cache_key):
         return
     original = cc.get_cache_key
 
@@ -54,6 +54,17 @@ def install_compile_key(provider: Callable[[Any], str]) -> None:
     cc.get_cache_key = get_cache_key
 
 
+def _wrapped_by_tritonx(fn: Any) -> bool:
+    """Is tritonx's wrapper anywhere in this chain of wrappers (someone may have wrapped ours)?"""
+    for _ in range(16):
+        if fn is None:
+            return False
+        if getattr(fn, "__tritonx__", False):
+            return True
+        fn = getattr(fn, "__wrapped__", None)
+    return False
+
+
 def install_memory_key(provider: Callable[[], str]) -> None:
     """Triton 3.6 only: append ``provider()`` to the JIT's in-memory key (3.7+ ask the hook instead)."""
     _providers["memory"] = provider
@@ -61,7 +72,7 @@ def install_memory_key(provider: Callable[[], str]) -> None:
         return
     import triton.runtime.jit as jit
 
-    if getattr(jit.compute_cache_key, "__tritonx__", False):
+    if _wrapped_by_tritonx(jit.compute_cache_key):
         return
     original = jit.compute_cache_key
 
