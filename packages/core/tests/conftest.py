@@ -14,6 +14,7 @@ def fresh_cache(tmp_path, monkeypatch):
     cache = tmp_path / "triton-cache"
     cache.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TRITONX_CACHE_DIR", str(tmp_path / "tritonx-cache"))  # native verdicts stay per test
     monkeypatch.setenv("TRITONX_PLUGINS", "none")  # installed default-on plugins (utlx) stay off unless a test asks
     return cache
 
