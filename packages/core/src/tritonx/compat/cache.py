@@ -12,10 +12,12 @@ Read from the sources of 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (the same in all four unl
   ``compute_cache_key`` (a global of ``triton.runtime.jit``). On a miss it compiles synchronously, on
   the same thread, through ``_do_compile`` -> ``compile`` (or on an executor thread in
   ``AsyncCompileMode``).
-* The remote cache: ``TRITON_CACHE_MANAGER=triton.runtime.cache:RemoteCacheManager`` with
-  ``TRITON_REMOTE_CACHE_BACKEND=triton.runtime.cache:RedisRemoteCacheBackend`` and
-  ``TRITON_REDIS_HOST``/``TRITON_REDIS_PORT``/``TRITON_REDIS_KEY_FORMAT`` (``knobs.cache.redis``), stores
-  each file under the same on-disk hash, so whatever keys the local cache keys the remote one too.
+* The remote cache: ``TRITON_CACHE_MANAGER=triton.runtime.cache:RemoteCacheManager`` with a
+  ``TRITON_REMOTE_CACHE_BACKEND`` class stores each file under the same hash as the local cache (and
+  materializes it in the local dir), so whatever keys the local cache keys the remote one too. Triton's
+  own ``RedisRemoteCacheBackend`` cannot be constructed in any of 3.6.0-3.9.0: it reads
+  ``knobs.cache.redis``, but the settings (``TRITON_REDIS_HOST``/``_PORT``/``_KEY_FORMAT``) live in
+  ``knobs.redis``. :class:`RedisBackend` is the same backend reading them from where they are.
 
 So tritonx wraps ``get_cache_key`` of ``triton.compiler.compiler`` on every version: the wrapper runs
 once per compile, at compile time only, and decides which pipelines that compile uses (the launch hot
@@ -30,6 +32,9 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
+
+from triton import knobs
+from triton.runtime.cache import RedisRemoteCacheBackend
 
 from . import HOOK_HAS_KEY_CALL
 
@@ -146,11 +151,23 @@ def launch_key(compile_frame: FrameType | None, max_depth: int = 6) -> str | Non
     return None
 
 
+class RedisBackend(RedisRemoteCacheBackend):
+    """Triton's Redis backend, reading its settings from ``knobs.redis`` (where 3.6-3.9 keep them)."""
+
+    def __init__(self, key: str) -> None:
+        import redis
+
+        settings = getattr(knobs.cache, "redis", None) or knobs.redis
+        self._key = key
+        self._key_fmt = settings.key_format
+        self._redis = redis.Redis(host=settings.host, port=settings.port)
+
+
 def remote_cache_environment(host: str, port: int, key_format: str | None = None) -> dict[str, str]:
     """Environment that points Triton's caches at a Redis server (same variables on 3.6 to 3.9)."""
     env = {
         "TRITON_CACHE_MANAGER": "triton.runtime.cache:RemoteCacheManager",
-        "TRITON_REMOTE_CACHE_BACKEND": "triton.runtime.cache:RedisRemoteCacheBackend",
+        "TRITON_REMOTE_CACHE_BACKEND": f"{__name__}:RedisBackend",
         "TRITON_REDIS_HOST": host,
         "TRITON_REDIS_PORT": str(port),
     }
