@@ -16,6 +16,7 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
     monkeypatch.setenv("TRITONX_CACHE_DIR", str(tmp_path / "tritonx-cache"))  # native verdicts stay per test
     monkeypatch.setenv("TRITONX_PLUGINS", "none")  # installed default-on plugins (utlx) stay off unless a test asks
+    monkeypatch.delenv("TRITON_ALWAYS_COMPILE", raising=False)  # a knob set elsewhere leaks here via os.environ
     return cache
 
 

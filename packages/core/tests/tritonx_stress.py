@@ -238,12 +238,13 @@ class VerifyResult:
     lookups: int = 0
     hits: int = 0
     mismatches: list[str] = field(default_factory=list)
+    #: for the first misses: how the lookup's key differs from the closest key of the run (diagnosis)
+    misses: list[str] = field(default_factory=list)
 
 
 def verify(cache_dir: Path, kernels_dir: Path, keys: dict[str, str], states: Iterable[tuple[tuple[str, ...], bool]]
            ) -> VerifyResult:
     """In a fresh process: every cached binary against its key; then look each state up through Triton."""
-    import triton
     import tritonx
 
     out = VerifyResult()
@@ -256,6 +257,38 @@ def verify(cache_dir: Path, kernels_dir: Path, keys: dict[str, str], states: Ite
             out.mismatches.append(problem)
     kernels = twin_kernels(kernels_dir)
     tritonx.pipeline(ps["K"])(kernels[BOUND[0]])
+    with KeyRecorder() as recorder:
+        _lookups(out, kernels, ps, states, recorder, keys)
+    return out
+
+
+def _explain_miss(hsh: str, key: str, keys: dict[str, str]) -> str:
+    from triton.runtime.cache import get_cache_manager
+
+    if hsh in keys:
+        where = get_cache_manager(hsh).cache_dir
+        files = sorted(os.listdir(where)) if os.path.isdir(where) else None
+        return f"the run made this very key; its cache dir {where} holds {files}"
+    return _closest_difference(key, keys.values())
+
+
+def _closest_difference(key: str, known: Iterable[str]) -> str:
+    def common(other: str) -> int:
+        n = 0
+        while n < min(len(key), len(other)) and key[n] == other[n]:
+            n += 1
+        return n
+
+    best = max(known, key=common, default="")
+    n = common(best)
+    return f"differs at {n}: ...{key[max(0, n - 40):n + 80]!r} vs ...{best[max(0, n - 40):n + 80]!r}"
+
+
+def _lookups(out: VerifyResult, kernels: list[Any], ps: dict[str, Any], states: Iterable[tuple[tuple[str, ...], bool]],
+             recorder: KeyRecorder, keys: dict[str, str]) -> None:
+    import triton
+    import tritonx
+
     for order, bound in states:
         kernel = kernels[BOUND[0]] if bound else kernels[-1]
         for size in SIZES:
@@ -271,12 +304,14 @@ def verify(cache_dir: Path, kernels_dir: Path, keys: dict[str, str], states: Ite
                 finally:
                     triton.knobs.compilation.listener = None
             out.lookups += 1
-            out.hits += bool(listener_hits and listener_hits[0])
+            hit = bool(listener_hits and listener_hits[0])
+            out.hits += hit
+            if not hit and len(out.misses) < 3 and k.hash in recorder.keys:
+                out.misses.append(_explain_miss(k.hash, recorder.keys[k.hash], keys))
             expected = frozenset(order) | ({"K"} if bound else set())
             if marks(k.asm["ptx"]) != expected:
                 out.mismatches.append(f"lookup {order}{' +K' if bound else ''} N={size}: expected {sorted(expected)}, "
                                       f"got {sorted(marks(k.asm['ptx']))}")
-    return out
 
 
 class _nothing:
@@ -311,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.keys:
             keys.update(json.loads(path.read_text())["keys"])
         ver = verify(args.cache, args.kernels, keys, ALL_STATES)
-        report = {"entries": ver.entries, "lookups": ver.lookups, "hits": ver.hits, "mismatches": ver.mismatches}
+        report = {"entries": ver.entries, "lookups": ver.lookups, "hits": ver.hits, "mismatches": ver.mismatches,
+                  "misses": ver.misses}
     text = json.dumps(report)
     if args.out is not None:
         args.out.write_text(text)

@@ -204,7 +204,8 @@ def _run_in(cwd, tmp_path, **env_extra):
         env.pop(name, None)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE)])
     env.update(env_extra)
-    code = (f"import site; site.addsitedir({str(site)!r})\n"
+    # site processes .pth files before the current directory joins sys.path: do the same here
+    code = (f"import site, sys; sys.path.remove(''); site.addsitedir({str(site)!r})\n"
             "import json, sys; print(json.dumps(sys.modules['tritonx._startup'].results))\n")
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, env=env,
                           timeout=600, check=False)

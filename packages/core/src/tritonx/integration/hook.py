@@ -144,9 +144,13 @@ class HookSlot:
         self._install_keys()
         self._installed = True
 
-    def _install_keys(self) -> None:
-        compat.install_compile_key(self.compile_key)
-        compat.install_memory_key(lambda: self._activations.snapshot.pair[1])
+    @staticmethod
+    def _install_keys() -> None:
+        compat.install_compile_key(_compile_key_of_slot_owner)
+        compat.install_memory_key(_memory_key_of_slot_owner)
+
+    def memory_key(self) -> str:
+        return self._activations.snapshot.pair[1]
 
     def status(self) -> dict[str, Any]:
         current = compat.get_stages_hook()
@@ -174,6 +178,22 @@ class _Capturing:
 
     def __exit__(self, *exc: object) -> None:
         self._slot._local.sink = self.prev
+
+
+def _slot_owner() -> HookSlot | None:
+    """The tritonx slot whose function is in Triton's slot now (None if someone else's hook is)."""
+    return getattr(compat.get_stages_hook(), "__tritonx_slot__", None)
+
+
+def _compile_key_of_slot_owner(src: Any) -> str:
+    """Keys follow the stages: only the runtime whose hook will edit this compile may name pipelines."""
+    owner = _slot_owner()
+    return owner.compile_key(src) if owner is not None else ""
+
+
+def _memory_key_of_slot_owner() -> str:
+    owner = _slot_owner()
+    return owner.memory_key() if owner is not None else ""
 
 
 def _is_tritonx(fn: Any) -> bool:
