@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import _current
 from .errors import PipelineError
 from .integration.activation import Activation, check_pipeline
 from .model.pipeline import Pipeline
@@ -31,8 +32,9 @@ def active() -> tuple[Pipeline, ...]:
 
 
 def active_key() -> str:
-    """Digest of the globally active pipelines ('' when none): O(1), for callers that cache launches."""
-    return current().active_key()
+    """Digest of the globally active pipelines ('' when none): O(1), for callers that cache launches
+    (utlx's fast launch path calls it per launch: a few attribute reads, no lock)."""
+    return _current.runtime().activations.snapshot.digest
 
 
 def pipeline(*pipelines: Pipeline) -> Callable[[Any], Any]:

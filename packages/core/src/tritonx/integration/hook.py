@@ -192,8 +192,9 @@ def _compile_key_of_slot_owner(src: Any) -> str:
 
 
 def _memory_key_of_slot_owner() -> str:
-    owner = _slot_owner()
-    return owner.memory_key() if owner is not None else ""
+    """Triton 3.6's per-launch in-memory key part (kept to one call and a few attribute reads)."""
+    owner = getattr(compat.get_stages_hook(), "__tritonx_slot__", None)
+    return owner._activations.snapshot.pair[1] if owner is not None else ""
 
 
 def _is_tritonx(fn: Any) -> bool:
