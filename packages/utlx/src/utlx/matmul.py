@@ -23,7 +23,9 @@ import functools
 import json
 import math
 import os
+import stat
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -322,9 +324,14 @@ def default_cache_path() -> Path | None:
 class TuningCache:
     """Winners per (device name, Triton version, utlx version, dtype, alignment, shape class), as JSON.
 
-    Unreadable or corrupt files are treated as empty and write errors are ignored: a cache must never
-    make ``matmul`` fail. Writes merge with what is on disk and replace the file atomically.
+    Unreadable, corrupt or untrusted files are treated as empty and write errors are ignored: a cache
+    must never make ``matmul`` fail (nor choose its kernels for it: in a shared directory, a file owned
+    by another user or writable by others is ignored, and a symbolic link is never followed). Writes
+    merge with what is on disk and replace the file atomically, through a private temp file with an
+    unpredictable name.
     """
+
+    MAX_BYTES = 1 << 22
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -338,9 +345,22 @@ class TuningCache:
         if self.path is None:
             return {}
         try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
             return {}
+        try:
+            st = os.fstat(fd)
+            ours = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+            if not ours or not stat.S_ISREG(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return {}
+            with os.fdopen(fd, encoding="utf-8") as f:
+                fd = -1
+                data = json.loads(f.read(self.MAX_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return {}
+        finally:
+            if fd >= 0:
+                os.close(fd)
         return data if isinstance(data, dict) else {}
 
     def get(self, key: str) -> str | None:
@@ -356,9 +376,14 @@ class TuningCache:
         data[key] = {"candidate": candidate_id, **info}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-            os.replace(tmp, self.path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(json.dumps(data, indent=1, sort_keys=True))
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
         except OSError:
             pass
 

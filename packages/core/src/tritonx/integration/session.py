@@ -15,34 +15,14 @@ from typing import Any
 
 from triton.runtime.errors import OutOfResources
 
-from ..compat import libtriton, parse_pipeline_names
-from ..engine import names as pass_names
+from ..compat import libtriton
+from ..engine.names import PassNames
 from ..engine.plan import Step, is_identity, plan
 from ..errors import PassFailedError, PassNotFoundInStageError, PipelineConflictError, PipelineError, TritonxError
 from ..model.passes import PassInfo
-from ..model.pipeline import Edit, NamedPass, Pipeline, PythonPass
+from ..model.pipeline import BINARY_STAGES, MLIR_STAGES, TEXT_STAGES, Edit, NamedPass, Pipeline, PythonPass
 from .context import PassContext
 from .recorder import RecordingPassManager, recording_stage
-
-_name_cache: dict[str, str] = {}
-
-
-def pass_name_of(adder: str, fn: Callable[..., Any], args: tuple[Any, ...], context: Any) -> str:
-    """The MLIR pass argument an adder adds, learned once per adder from a probe pass manager."""
-    name = _name_cache.get(adder)
-    if name is None:
-        name = adder.rsplit(".", 1)[-1].removeprefix("add_")
-        try:
-            probe = libtriton().ir.pass_manager(context)
-            fn(probe, *args)
-            found = parse_pipeline_names(probe.get_pipeline_str())
-            if found:
-                name = found[0]
-        except Exception:  # the adder works in the real run; a probe failure only costs the pretty name
-            pass
-        _name_cache[adder] = name
-        pass_names.learn(adder, name)
-    return name
 
 
 class CaptureSink:
@@ -63,8 +43,10 @@ class CompileSession:
     """State of one compile with tritonx edits: who asked for what, and what matched."""
 
     def __init__(self, *, backend: Any, options: Any, language: Any, capability: int | None,
-                 pipelines: Sequence[Pipeline], kernel: str | None, sink: CaptureSink | None) -> None:
+                 pipelines: Sequence[Pipeline], kernel: str | None, sink: CaptureSink | None,
+                 names: PassNames) -> None:
         self.backend = backend
+        self.names = names
         self.options = options
         self.language = str(getattr(language, "name", language)).lower()
         self.capability = capability
@@ -128,7 +110,9 @@ class CompileSession:
     def _overridden(self, stage: str, edit: Edit) -> Callable[..., Any]:
         def run(src: Any, metadata: Any) -> Any:
             ctx = self.context(pipeline=edit.pipeline, pass_name=edit.describe(), stage=stage, metadata=metadata)
-            return self._call_user(edit, stage, lambda: edit.fn(src, metadata, ctx))
+            out = self._call_user(edit, stage, lambda: edit.fn(src, metadata, ctx))
+            check_stage_result(edit, stage, out, self.target)
+            return out
 
         self.matched.add(edit.uid)
         return run
@@ -200,6 +184,28 @@ class CompileSession:
             ) from exc
 
 
+def check_stage_result(edit: Edit, stage: str, out: Any, target: str) -> None:
+    """A replaced stage must hand the next stage what the stock one would; say so before Triton trips."""
+    expected = stage_result_type(stage)
+    if expected is None or isinstance(out, expected[0]):
+        return
+    raise PassFailedError(
+        f"pipeline {edit.pipeline!r}: {edit.describe()} returned {type(out).__name__} for stage {stage!r} "
+        f"({target}); that stage must return {expected[1]}, as the stock stage does"
+    )
+
+
+def stage_result_type(stage: str) -> tuple[type | tuple[type, ...], str] | None:
+    """What a stage returns: an ``ir.module`` (MLIR stages), ``str`` (text) or ``bytes`` (binary)."""
+    if stage in MLIR_STAGES:
+        return libtriton().ir.module, "an ir.module (the module it was given, transformed, or a new one)"
+    if stage in TEXT_STAGES:
+        return str, "str (the stage's text)"
+    if stage in BINARY_STAGES:
+        return (bytes, bytearray), "bytes (the binary)"
+    return None
+
+
 class StageSession:
     """One stage of one compile: receives each recorded ``pm.run`` and runs the edited list."""
 
@@ -215,7 +221,7 @@ class StageSession:
         label = str(rest[0]) if rest else ""
         infos: list[PassInfo] = []
         for adder, fn, args in pm.calls:
-            name = pass_name_of(adder, fn, args, pm.context)
+            name = self.cs.names.name_of_adder(adder, fn, args, pm.context)
             occ = self.counts.get(name, 0)
             self.counts[name] = occ + 1
             infos.append(PassInfo(name=name, adder=adder, args=args, stage=self.stage, index=self.index,
@@ -253,7 +259,7 @@ class StageSession:
             real.run(mod, *rest)
 
     def _add_named(self, real: Any, edit: Edit, spec: NamedPass) -> None:
-        path, adder = pass_names.resolve_adder(spec.name, pipeline=edit.pipeline)
+        path, adder = self.cs.names.resolve_adder(spec.name, pipeline=edit.pipeline)
         args = tuple(spec.args or ())
         try:
             if path.startswith("native:"):

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _current
 from ..errors import PipelineError, PipelineFrozenError
 
 #: Stage names across backends. ``llir``/``ptx``/``amdgcn`` are text stages; ``cubin``/``hsaco`` binary.
@@ -228,16 +229,12 @@ class Pipeline:
         if occurrence is not None and (not isinstance(occurrence, int) or isinstance(occurrence, bool)):
             raise PipelineError(f"pipeline {self.name!r}: occurrence must be an int, got {occurrence!r}")
         _check_stage(stage, allowed=(*MLIR_STAGES, "llir"))
-        from ..engine.names import validate_pass_name
-
-        validate_pass_name(name, pipeline=self.name)
+        _current.runtime().names.validate(name, pipeline=self.name)
         return PassSelector(name.strip(), occurrence, stage)
 
     def _spec(self, new: Any, args: Sequence[Any] | None, pass_name: str | None) -> PassSpec:
         if isinstance(new, str):
-            from ..engine.names import validate_pass_name
-
-            validate_pass_name(new, pipeline=self.name, insertable=True)
+            _current.runtime().names.validate(new, pipeline=self.name, insertable=True)
             if args is not None and (isinstance(args, str | bytes) or not isinstance(args, Sequence)):
                 raise PipelineError(
                     f"pipeline {self.name!r}: args for pass {new!r} must be a list, got {type(args).__name__}"
