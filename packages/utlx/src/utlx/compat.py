@@ -404,8 +404,9 @@ def gpu_target_class() -> type:
 # numpy and the interpreter are imported on demand: compiling kernels needs neither.
 
 
-def triton_minor() -> str:
-    return ".".join(triton.__version__.split(".")[:2])
+def interpreting() -> bool:
+    """Does Triton run kernels on its CPU interpreter (``TRITON_INTERPRET``, by Triton's own rule)?"""
+    return bool(triton.knobs.runtime.interpret)
 
 
 def interpreter() -> ModuleType:

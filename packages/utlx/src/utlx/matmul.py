@@ -42,6 +42,7 @@ from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import _pipelines_key_fn
+from utlx.settings import OFF, settings
 
 Launcher = Callable[[Any, Any, Any], None]
 
@@ -133,9 +134,7 @@ def fallback_candidates(kind: str) -> list[Candidate]:
 
 def ws_enabled() -> bool:
     """The warp-specialized kernel is a candidate unless ``UTLX_MATMUL_WS=0``."""
-    import os
-
-    return os.environ.get("UTLX_MATMUL_WS", "1").strip() not in ("0", "")
+    return settings.matmul_ws
 
 
 def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = SMEM_LIMIT, a_col: bool = False,
@@ -311,14 +310,10 @@ def shape_class(M: int, N: int, K: int) -> str:
 def default_cache_path() -> Path | None:
     """``$UTLX_MATMUL_CACHE`` (a file; ``0``/``off`` disables), else ``$UTLX_CACHE_DIR``,
     ``$XDG_CACHE_HOME/utlx`` or ``~/.cache/utlx``, file ``matmul-tuning.json``."""
-    env = os.environ.get("UTLX_MATMUL_CACHE")
-    if env is not None:
-        return None if env.strip().lower() in ("", "0", "off", "false", "no") else Path(env).expanduser()
-    base = os.environ.get("UTLX_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "utlx") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "utlx")
-    return Path(base) / "matmul-tuning.json"
+    chosen = settings.matmul_cache
+    if chosen is not None:
+        return None if chosen == OFF else Path(chosen).expanduser()
+    return Path(settings.cache_dir) / "matmul-tuning.json"
 
 
 class TuningCache:
@@ -531,7 +526,7 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
             raise RuntimeError(f"utlx.matmul: {M}x{N}x{K} {a.dtype} is not tuned yet, and tuning cannot run while a "
                                f"CUDA graph is being captured; call utlx.matmul once on these shapes before capturing")
         if budget_s is None:
-            budget_s = float(os.environ.get("UTLX_MATMUL_TUNE_BUDGET_S", "120"))
+            budget_s = settings.matmul_tune_budget_s
         ref = torch.matmul(a, b)
         launchers: dict[str, Launcher] = {}
         problem = Problem.of(a, b, info.num_sms)

@@ -12,11 +12,13 @@ utlx's own stages hook (``utlx.compiler.stages``).
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from tritonx.settings import settings as tritonx_settings
 
 from utlx.__about__ import __version__
 from utlx.compiler.stages import LOWERING_VERSION, install_standalone_hook, lowering_pass, restore_waits_pass
+from utlx.settings import settings
 
 NAME = "utlx"
 DESCRIPTION = "TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers"
@@ -52,12 +54,9 @@ _REGISTRY: list[Any] = []
 
 def disabled_by_environment() -> bool:
     """``UTLX_DISABLE=1``, or a ``TRITONX_PLUGINS`` list that leaves utlx out, switches utlx off."""
-    if os.environ.get("UTLX_DISABLE", "").strip() not in ("", "0"):
+    if settings.disable:
         return True
-    chosen = os.environ.get("TRITONX_PLUGINS")
-    if chosen is None or not chosen.strip() or chosen.strip().lower() == "all":
-        return False
-    return NAME not in [n.strip() for n in chosen.split(",")]
+    return not tritonx_settings.plugins.allows(NAME, default_enabled=True)
 
 
 def enabled() -> bool:

@@ -60,6 +60,7 @@ def collect() -> dict[str, Any]:
     from .. import compat
     from ..integration import hook
     from ..plugins import registry
+    from ..settings import settings
 
     try:
         from triton.backends import backends
@@ -72,6 +73,7 @@ def collect() -> dict[str, Any]:
         plugin_error = None
     except Exception as exc:  # one bad entry point must not hide the rest of the report
         plugins, plugin_error = [], str(exc)
+    env = settings.raw()
     return {
         "tritonx": tritonx.__version__,
         "triton": compat.TRITON_VERSION_STR,
@@ -81,9 +83,7 @@ def collect() -> dict[str, Any]:
         "platform": platform.platform(),
         "hook": hook.status(),
         "cache_dir": triton.knobs.cache.dir,
-        "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET"),
-        "TRITONX_PLUGINS": os.environ.get(registry.ENV_VAR),
-        "TRITONX_NATIVE_PLUGINS": os.environ.get("TRITONX_NATIVE_PLUGINS"),
+        **{var: env[var] for var in ("TRITON_INTERPRET", "TRITONX_PLUGINS", "TRITONX_NATIVE_PLUGINS")},
         "plugins": plugins,
         "plugin_error": plugin_error,
         **_gpu(),

@@ -19,6 +19,7 @@ import sys
 from .. import _current
 from ..compat.native import TRITON_PLUGIN_PATHS, native_loading
 from ..errors import PluginLoadError
+from ..settings import settings
 from .check import check_native
 from .info import NativePluginInfo
 from .installation import find_triton
@@ -55,9 +56,7 @@ def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None
                 path=path,
                 check="load",
             )
-        current = [p for p in os.environ.get(TRITON_PLUGIN_PATHS, "").split(":") if p]
-        if path not in current:
-            os.environ[TRITON_PLUGIN_PATHS] = ":".join([*current, path])
+        settings.add_triton_plugin_path(path)
     elif loading.mechanism == "extend_with":
         from ..compat import libtriton
 

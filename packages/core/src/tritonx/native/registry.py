@@ -17,6 +17,7 @@ from typing import Any
 from .. import _current
 from ..compat.native import native_loading
 from ..errors import PluginLoadError
+from ..settings import settings
 from .info import NativePluginInfo
 from .installation import find_triton
 
@@ -62,7 +63,7 @@ class NativeRegistry:
                 return
             self._synced = True
             startup = _startup_module()
-            if startup is None and os.environ.get("TRITONX_NATIVE_PLUGINS", "").strip():
+            if startup is None and settings.native_plugins:
                 # The .pth did not run (not installed, or python -S): do the start-up work now.
                 from .. import _startup as startup  # runs the checks on first import
 

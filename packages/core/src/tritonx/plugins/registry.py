@@ -12,7 +12,6 @@ distributions involved) when it is asked for, and skipped with a warning otherwi
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 from importlib import metadata
@@ -21,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 from .. import _current
 from ..errors import PipelineError, PluginError
 from ..model.plugin import Plugin
+from ..settings import PluginChoice, settings
 
 if TYPE_CHECKING:
     from ..integration.activation import Activation
     from ..runtime import Runtime
 
 ENTRY_POINT_GROUP = "tritonx.plugins"
-ENV_VAR = "TRITONX_PLUGINS"
+ENV_VAR = "TRITONX_PLUGINS"  # read through tritonx.settings
 
 
 class PluginWarning(UserWarning):
@@ -204,18 +204,21 @@ class PluginRegistry:
                 raise PluginError(f"plugin {plugin.name!r}: native library {path} refused: {exc}") from exc
 
     def apply_environment(self, value: str | None = None) -> list[Plugin]:
-        """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins)."""
-        value = os.environ.get(ENV_VAR) if value is None else value
-        if value is not None and value.strip().lower() == "none":
+        """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins).
+
+        ``value`` stands in for the variable's text when given.
+        """
+        choice = settings.plugins if value is None else PluginChoice.parse(value)
+        if choice.mode == "none":
             return []
-        if value is None or not value.strip():
+        if choice.mode == "default":
             names = [p.name for p in self.list() if p.default_enabled]
             for name, err in self.broken().items():  # not named by the user: say so, carry on
                 warnings.warn(f"tritonx plugin {name!r} skipped: {err}", PluginWarning, stacklevel=3)
-        elif value.strip().lower() == "all":
+        elif choice.mode == "all":
             names = [p.name for p in self.list()]
         else:
-            names = [n.strip() for n in value.split(",") if n.strip()]
+            names = list(choice.names)
         return self.enable(names)
 
 
