@@ -9,7 +9,6 @@ every version and a new Triton release is supported by editing one file.
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 from types import ModuleType
@@ -17,19 +16,14 @@ from typing import Any
 
 import triton
 from triton.language import core as tl
+from tritonx import compat as _tritonx_compat
 
 #: Triton versions utlx is tested against (compile-only on the CPU, all four).
 SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
 
-
-def _parse_version(text: str) -> tuple[int, int, int]:
-    nums = [int(x) for x in re.findall(r"\d+", text)[:3]]
-    while len(nums) < 3:
-        nums.append(0)
-    return nums[0], nums[1], nums[2]
-
-
-TRITON_VERSION: tuple[int, int, int] = _parse_version(triton.__version__)
+#: The installed Triton's version, as tritonx's compat parses it (one parser for both packages).
+TRITON_VERSION: tuple[int, int, int] = _tritonx_compat.TRITON_VERSION
+TRITON_VERSION_STR: str = _tritonx_compat.TRITON_VERSION_STR
 
 
 def version_at_least(major: int, minor: int) -> bool:

@@ -33,9 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import triton
-
-from utlx import gemm_launch
+from utlx import compat, gemm_launch
 from utlx.__about__ import __version__
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
@@ -333,7 +331,7 @@ class TuningCache:
 
     @staticmethod
     def key(device_name: str, dtype: str, aligned: bool, M: int, N: int, K: int) -> str:
-        return (f"{device_name}|triton {triton.__version__}|utlx {__version__}|{dtype}|"
+        return (f"{device_name}|triton {compat.TRITON_VERSION_STR}|utlx {__version__}|{dtype}|"
                 f"{'aligned' if aligned else 'unaligned'}|{shape_class(M, N, K)}")
 
     def _read(self) -> dict[str, Any]:

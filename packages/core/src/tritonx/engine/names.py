@@ -30,9 +30,9 @@ def _passmap() -> dict[str, dict[str, str]]:
 
 
 def _installed_key() -> str:
-    from ..compat import TRITON_VERSION
+    from ..compat import TRITON_RELEASE
 
-    return "{}.{}.{}".format(*TRITON_VERSION)
+    return TRITON_RELEASE
 
 
 def _shipped_map() -> dict[str, str]:

@@ -46,7 +46,7 @@ def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None
     triton = find_triton()
     assert triton is not None  # check_native's triton_support check guarantees it
     loading = native_loading(triton.version)
-    if loading.mechanism == "env":
+    if loading.reads_environment:
         if _libtriton_imported():
             raise PluginLoadError(
                 f"native plugin {path}: Triton {triton.version} reads {TRITON_PLUGIN_PATHS} only when it is first "
@@ -57,7 +57,7 @@ def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None
                 check="load",
             )
         settings.add_triton_plugin_path(path)
-    elif loading.mechanism == "extend_with":
+    elif loading.runtime_loading:
         from ..compat import libtriton
 
         lib = libtriton()

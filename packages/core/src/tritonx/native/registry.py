@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _current
-from ..compat.native import native_loading
+from ..compat.native import loads_at_run_time, native_loading
 from ..errors import PluginLoadError
 from ..settings import settings
 from .info import NativePluginInfo
@@ -69,7 +69,8 @@ class NativeRegistry:
 
             if startup is None:
                 return
-            if getattr(startup, "_pending", None) and startup.mechanism == "extend_with":
+            run_time = loads_at_run_time(startup.mechanism)
+            if getattr(startup, "_pending", None) and run_time:
                 from ..compat import libtriton
 
                 startup.apply_pending(libtriton())
@@ -77,7 +78,7 @@ class NativeRegistry:
             for result in getattr(startup, "results", []):
                 if not result.get("ok"):
                     continue
-                if startup.mechanism == "extend_with" and applied.get(result["path"], "") is not None:
+                if run_time and applied.get(result["path"], "") is not None:
                     continue  # extend_with failed (warned) or never ran
                 info = NativePluginInfo.from_dict(result["info"])
                 self._loaded.setdefault(info.path, info)
@@ -127,7 +128,7 @@ class NativeRegistry:
                     hint = (
                         "Triton 3.7/3.8 load native plugins only when triton is first imported: name it in "
                         "TRITONX_NATIVE_PLUGINS before the interpreter starts"
-                        if loading.mechanism == "env"
+                        if loading.reads_environment
                         else "its loading through passes.plugin.extend_with failed or never ran"
                     )
                     raise PluginLoadError(
