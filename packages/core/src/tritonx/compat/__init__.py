@@ -12,19 +12,17 @@ from typing import Any
 
 import triton
 
-from .version import parse_version, release_key
-
-SUPPORTED = ((3, 6), (3, 9))  # inclusive range of (major, minor)
-
-
-TRITON_VERSION_STR: str = triton.__version__
-TRITON_VERSION: tuple[int, int, int] = parse_version(TRITON_VERSION_STR)
-#: ``"3.8.0"``: the installed release as ``data/passmap.json`` names it.
-TRITON_RELEASE: str = release_key(TRITON_VERSION)
-
-#: Triton >= 3.7 calls the stages hook with no arguments to get ``(key, hash)``: once per compile for
-#: the on-disk key and once per launch for the in-memory key. 3.6 never does.
-HOOK_HAS_KEY_CALL: bool = TRITON_VERSION[:2] >= (3, 7)
+from .cache import compile_frame as compile_frame
+from .cache import frame_source as frame_source
+from .cache import install_compile_key as install_compile_key
+from .cache import install_memory_key as install_memory_key
+from .cache import launch_key as launch_key
+from .cache import remote_cache_environment as remote_cache_environment
+from .installed import HOOK_HAS_KEY_CALL as HOOK_HAS_KEY_CALL
+from .installed import SUPPORTED as SUPPORTED
+from .installed import TRITON_RELEASE as TRITON_RELEASE
+from .installed import TRITON_VERSION as TRITON_VERSION
+from .installed import TRITON_VERSION_STR as TRITON_VERSION_STR
 
 
 def check_supported() -> None:
@@ -145,10 +143,3 @@ def parse_pipeline_names(pipeline: str) -> list[str]:
             token += ch
     return names
 
-
-from .cache import compile_frame as compile_frame  # noqa: E402  (cache reads HOOK_HAS_KEY_CALL from here)
-from .cache import frame_source as frame_source  # noqa: E402
-from .cache import install_compile_key as install_compile_key  # noqa: E402
-from .cache import install_memory_key as install_memory_key  # noqa: E402
-from .cache import launch_key as launch_key  # noqa: E402
-from .cache import remote_cache_environment as remote_cache_environment  # noqa: E402

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import _current
 from ..errors import PipelineError, PluginError
+from ..integration.activation import Activation
+from ..model.pipeline import Pipeline
 from ..model.plugin import Plugin
+from ..native.info import NativePluginInfo
 from ..settings import PluginChoice, settings
-
-if TYPE_CHECKING:
-    from ..integration.activation import Activation
-    from ..runtime import Runtime
 
 ENTRY_POINT_GROUP = "tritonx.plugins"
 ENV_VAR = "TRITONX_PLUGINS"  # read through tritonx.settings
@@ -64,10 +64,22 @@ def _wanted(names: list[str] | str, known: list[str]) -> list[str]:
     return [names] if isinstance(names, str) else list(names)
 
 
+class PluginHost(Protocol):
+    """What enabling a plugin needs from the runtime that owns the registry (:class:`tritonx.runtime.Runtime`)."""
+
+    def activate(self, *pipelines: Pipeline) -> Activation: ...
+
+    def empty_activation(self) -> Activation: ...
+
+    def set_extra_key(self, name: str, fn: Callable[[], str] | None) -> None: ...
+
+    def load_native(self, path: str) -> NativePluginInfo: ...
+
+
 class PluginRegistry:
     """Known plugins (installed and registered from code), broken entry points, enabled plugins."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: PluginHost) -> None:
         self._runtime = runtime
         self._lock = threading.RLock()
         self._registered: dict[str, Plugin] = {}
