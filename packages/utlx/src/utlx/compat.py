@@ -160,43 +160,6 @@ def nvmma_distributed_layout(warps_per_cta: list[int], instr_shape: list[int]):
     return ttgl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps_per_cta, instr_shape=instr_shape)
 
 
-def amd_mfma_layout(version: int, instr_shape: list[int], warps_per_cta: list[int], element_bitwidth: int = 32):
-    """The AMD MFMA accumulator layout; ``instr_shape`` is ``[M, N, K]`` on every supported version."""
-    from triton.experimental.gluon.language import amd
-
-    return amd.AMDMFMALayout(version=version, instr_shape=instr_shape, transposed=True,
-                             warps_per_cta=warps_per_cta, element_bitwidth=element_bitwidth)
-
-
-def stages_hook_slot():
-    """(getter, setter) for Triton's single global stages-inspection hook (``knobs.runtime``)."""
-    from triton import knobs
-
-    def get():
-        return knobs.runtime.add_stages_inspection_hook
-
-    def set_(fn):
-        knobs.runtime.add_stages_inspection_hook = fn
-
-    return get, set_
-
-
-def convert_to_ttgpuir_adder():
-    """The adder of the TTIR -> TTGIR conversion pass (``convert-triton-to-tritongpu``)."""
-    from triton._C.libtriton import passes
-
-    return passes.ttir, "add_convert_to_ttgpuir"
-
-
-def software_pipeliner_adders() -> list[tuple[Any, str]]:
-    """(owner, name) of the adders of Triton's software pipeliner passes that exist in this version."""
-    from triton._C.libtriton import passes
-
-    out = []
-    for name in ("add_pipeline",):
-        if hasattr(passes.ttgpuir, name):
-            out.append((passes.ttgpuir, name))
-    return out
 
 
 def descriptor_load(_semantic: Any, desc: Any, offsets: list) -> Any:

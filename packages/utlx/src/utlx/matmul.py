@@ -738,8 +738,3 @@ def report_for(a: Any, b: Any) -> TuneReport | None:
     """The tuning report behind :func:`matmul`'s choice for inputs like these (None: not tuned yet)."""
     return _REPORTS.get(_problem_key(a, b))
 
-
-def selected(a: Any, b: Any) -> str:
-    """Id of the kernel configuration :func:`matmul` uses for these inputs (for benchmarks/tests)."""
-    winner = tune(a, b).winner
-    return winner.id if winner is not None else "none"

@@ -6,8 +6,8 @@ Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pip
 * after ``tritongpu-pipeline`` (NVIDIA): put back the cp.async wait counts the software pipeliner reset.
 
 Both passes return at once for kernels without TLX ops, so the plugin is enabled by default and plain
-Triton kernels compile byte-identically. Without tritonx-core, :func:`ensure_active` falls back to
-utlx's own stages hook (``utlx.compiler.stages``).
+Triton kernels compile byte-identically. utlx needs tritonx-core (a declared dependency): tritonx owns
+Triton's stages hook, so utlx never sets or chains it itself.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from tritonx.settings import settings as tritonx_settings
 
 from utlx.__about__ import __version__
-from utlx.compiler.stages import LOWERING_VERSION, install_standalone_hook, lowering_pass, restore_waits_pass
+from utlx.compiler.stages import LOWERING_VERSION, lowering_pass, restore_waits_pass
 from utlx.settings import settings
 
 NAME = "utlx"
@@ -42,12 +42,8 @@ def build_plugin() -> Any:
                           cache_key=lambda: LOWERING_VERSION, default_enabled=True)
 
 
-try:
-    plugin = build_plugin()
-except ImportError:  # tritonx-core not installed: ensure_active() uses the standalone hook
-    plugin = None
+plugin = build_plugin()
 
-_MODE: list[str] = []
 #: tritonx's plugin registry once looked up (keeps the already-enabled path free of imports)
 _REGISTRY: list[Any] = []
 
@@ -68,7 +64,7 @@ def enabled() -> bool:
 
 
 def ensure_active() -> str:
-    """Make sure TLX kernels compile in this process; returns ``"tritonx"``, ``"standalone"`` or ``"disabled"``.
+    """Make sure TLX kernels compile in this process; returns ``"tritonx"`` or ``"disabled"``.
 
     Called by ``import utlx`` and by every ``utlx.matmul``, so the common case (already enabled) is one
     dict lookup; otherwise it re-enables the plugin if someone switched it off, unless the environment
@@ -78,11 +74,6 @@ def ensure_active() -> str:
         return "tritonx"
     if disabled_by_environment():
         return "disabled"
-    if plugin is None:
-        if not _MODE:
-            install_standalone_hook()
-            _MODE.append("standalone")
-        return "standalone"
     import tritonx
     from tritonx.plugins import registry
 

@@ -17,7 +17,7 @@ os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-compile-
 
 @pytest.fixture(scope="session", autouse=True)
 def utlx_compile_path():
-    """Activate utlx the way users get it (the tritonx plugin), else the standalone hook."""
+    """Activate utlx the way users get it (the tritonx plugin)."""
     from utlx.plugin import ensure_active
 
     mode = ensure_active()
