@@ -165,3 +165,8 @@ def test_one_triton_version_parser():
     assert parsers == ["tritonx.compat.version"]
     readers = sorted(m for m, p in files.items() if "triton.__version__" in p.read_text())
     assert readers == ["tritonx.compat.installed"]
+
+
+def test_one_target_class():
+    classes = sorted(m for m, p in _files().items() if re.search(r"^class Target\b", p.read_text(), re.M))
+    assert classes == ["tritonx.model.target"]
