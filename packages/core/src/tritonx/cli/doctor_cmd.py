@@ -33,12 +33,12 @@ def _gpu() -> dict[str, Any]:
 def _plugin_health(plugin: Any) -> dict[str, Any]:
     """Enabled? Native checks passed? Do the pipelines' pass names exist in this Triton?"""
     from ..engine import names
+    from ..model.edits import NamedPass, PassEdit
 
     info = describe_plugin(plugin)
-    from ..model.pipeline import NamedPass
-
-    referenced = {e.selector.name for p in plugin.pipelines for e in p.edits if e.selector is not None}
-    referenced |= {e.new.name for p in plugin.pipelines for e in p.edits if isinstance(e.new, NamedPass)}
+    edits = [e for p in plugin.pipelines for e in p.edits if isinstance(e, PassEdit)]
+    referenced = {e.selector.name for e in edits}
+    referenced |= {e.new.name for e in edits if isinstance(getattr(e, "new", None), NamedPass)}
     unknown = sorted(n for n in referenced if not names.is_known(n))
     natives_ok = all(lib["ok"] for lib in info["native_libraries"])
     return {
