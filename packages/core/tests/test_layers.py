@@ -170,3 +170,20 @@ def test_one_triton_version_parser():
 def test_one_target_class():
     classes = sorted(m for m, p in _files().items() if re.search(r"^class Target\b", p.read_text(), re.M))
     assert classes == ["tritonx.model.target"]
+
+
+#: Scripts the tests run in child processes (no pytest there, so they set their own path).
+_SCRIPTS = {"run_tutorial.py"}
+
+
+def test_tests_import_their_helpers_one_way():
+    """Through the root pyproject's pytest ``pythonpath`` only: no test module or conftest edits sys.path."""
+    editors = []
+    for folder in ("packages/core/tests", "packages/utlx/tests", "packages/plugin-template/tests", "tools/tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.name in _SCRIPTS:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and ast.unparse(node.func) in ("sys.path.insert", "sys.path.append"):
+                    editors.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert editors == []

@@ -6,12 +6,10 @@ Why a private cache: a stale cached kernel compiled by an older lowering would h
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))  # for _helpers
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-compile-cache-"))
 
 

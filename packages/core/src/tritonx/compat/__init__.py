@@ -106,6 +106,17 @@ def rekey_kernel(fn: Any, extra: str) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+def _closing(text: str, opening: int) -> int:
+    """Index of the bracket closing the one at ``opening`` (-1 if it never closes)."""
+    depth = 0
+    for i in range(opening, len(text)):
+        depth += text[i] in "({"
+        depth -= text[i] in ")}"
+        if depth == 0:
+            return i
+    return -1
+
+
 def parse_pipeline_names(pipeline: str) -> list[str]:
     """Top-level pass names of ``pm.get_pipeline_str()`` (``any(canonicalize{...},inline{...})``).
 
@@ -113,7 +124,7 @@ def parse_pipeline_names(pipeline: str) -> list[str]:
     """
     text = pipeline.strip()
     for prefix in ("any(", "builtin.module("):
-        if text.startswith(prefix) and text.endswith(")"):
+        if text.startswith(prefix) and _closing(text, len(prefix) - 1) == len(text) - 1:
             text = text[len(prefix) : -1]
             break
     names: list[str] = []
