@@ -8,6 +8,10 @@ dev builds and local versions read as their release: ``"3.8.0rc1"``, ``"3.8.0.de
 
 from __future__ import annotations
 
+import re
+
+_DECLARED = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+
 
 def parse_version(text: str) -> tuple[int, int, int]:
     """``"3.8.0+git1234"`` -> ``(3, 8, 0)``; missing or non-numeric parts count as 0."""
@@ -32,3 +36,9 @@ def release(text: str) -> str:
 def release_key(version: tuple[int, int, int]) -> str:
     """``(3, 8, 0)`` -> ``"3.8.0"`` (how ``data/passmap.json`` names versions)."""
     return "{}.{}.{}".format(*version)
+
+
+def declared_version(init_source: str) -> str | None:
+    """The ``__version__ = "..."`` a package's ``__init__.py`` declares (read without importing it)."""
+    match = _DECLARED.search(init_source)
+    return match.group(1) if match else None
