@@ -44,7 +44,8 @@ SMEM_LIMIT = 232448
 
 @dataclass(frozen=True)
 class Config:
-    """One kernel configuration: tile, ring depths, consumer register budget, causal head grouping."""
+    """One kernel configuration: tile, ring depths, consumer register budget, and (causal) how many MB of
+    K/V the heads a causal schedule keeps in flight may take (``l2_mb``; see :func:`causal_schedule`)."""
 
     block_m: int = 128
     block_n: int = 128
@@ -52,17 +53,17 @@ class Config:
     num_q: int = 2
     num_kv: int = 2
     consumer_regs: int = 240
-    group: int = 8
+    l2_mb: int = 16
 
     @property
     def id(self) -> str:
         return (f"m{self.block_m}n{self.block_n}c{self.num_consumers}q{self.num_q}kv{self.num_kv}"
-                f"r{self.consumer_regs}g{self.group}")
+                f"r{self.consumer_regs}l{self.l2_mb}")
 
     def constexprs(self, head_dim: int, causal: bool, n_ctx: int) -> dict[str, Any]:
         return {"HEAD_DIM": head_dim, "BLOCK_M": self.block_m, "BLOCK_N": self.block_n,
                 "NUM_CONSUMERS": self.num_consumers, "NUM_Q": self.num_q, "NUM_KV": self.num_kv, "CAUSAL": causal,
-                "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0, "GROUP": self.group,
+                "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
                 "CONSUMER_REGS": self.consumer_regs}
 
     @property
@@ -86,9 +87,9 @@ def _c(**kw: int) -> Config:
 #: 2-deep ring of 128-row K/V blocks; 64-row blocks allow a 4-deep ring. D=64 has room for deeper rings.
 CONFIGS: dict[tuple[int, bool], list[Config]] = {
     (128, False): [_c(), _c(block_n=64, num_kv=4)],
-    (128, True): [_c(), _c(group=16), _c(group=4)],
+    (128, True): [_c(), _c(l2_mb=8), _c(l2_mb=32)],
     (64, False): [_c(num_kv=4), _c(num_kv=2), _c(block_n=64, num_kv=6)],
-    (64, True): [_c(num_kv=4), _c(num_kv=4, group=16), _c(num_kv=2)],
+    (64, True): [_c(num_kv=4), _c(num_kv=4, l2_mb=32), _c(num_kv=2)],
 }
 
 
@@ -171,21 +172,58 @@ def _device(index: int) -> tuple[str, int]:
 
 
 # --------------------------------------------------------------------------------------------------
+# Causal schedule
+
+
+def causal_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: int, l2_mb: int = 16,
+                    elem_bytes: int = 2) -> list[int]:
+    """Which causal tiles each CTA runs, in order: ``[offsets (num_programs + 1)..., tile ids...]``.
+
+    A tile ``t = bh * n_m + m`` (head ``bh``, row block ``m``) costs ``m + 2`` units (its KV blocks plus
+    about one block of prologue and epilogue). Tiles are taken head group by head group (as many heads
+    as fit ``l2_mb`` MB of K and V, so the heads in flight stay in L2), heaviest row blocks first within a
+    group, and each goes to the CTA with the least work so far (greedy longest-processing-time): the
+    makespan stays within a few percent of the average, where a fixed round robin left some CTAs with
+    up to 1.5x the average work.
+    """
+    import heapq
+
+    per_head = 2 * n_ctx * head_dim * elem_bytes
+    group = max(1, (l2_mb << 20) // max(1, per_head))
+    heap = [(0, p) for p in range(num_programs)]
+    lists: list[list[int]] = [[] for _ in range(num_programs)]
+    for first in range(0, zh, group):
+        heads = range(first, min(zh, first + group))
+        for m in reversed(range(n_m)):
+            for bh in heads:
+                load, p = heapq.heappop(heap)
+                lists[p].append(bh * n_m + m)
+                heapq.heappush(heap, (load + m + 2, p))
+    offsets = [0]
+    for lst in lists:
+        offsets.append(offsets[-1] + len(lst))
+    return offsets + [t for lst in lists for t in lst]
+
+
+# --------------------------------------------------------------------------------------------------
 # Launch
 
 
 Runner = Callable[[Any, Any, Any, Any, float], None]
 
 
-def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms: int) -> Runner:
+def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms: int, device: Any) -> Runner:
     """A ``run(q, k, v, o, sm_scale)`` for one problem: grid and constexprs computed once, fast launches."""
+    import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     zh = z * h
     rows = zh * n_ctx
-    tiles = triton.cdiv(n_ctx, cfg.block_m) * zh
-    grid = (max(1, min(num_sms, tiles)),)
+    n_m = triton.cdiv(n_ctx, cfg.block_m)
+    grid = (max(1, min(num_sms, n_m * zh)),)
     kernel = compat.FastLaunch(fa.attn_fwd_ws, grid, cfg.constexprs(d, causal, n_ctx), 4)
+    sched = torch.tensor(causal_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb) if causal else [0],
+                         dtype=torch.int32, device=device)
     q_block = [cfg.split, d]
     kv_block = [cfg.block_n, d]
     shape = [rows, d]
@@ -194,7 +232,7 @@ def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms
     def run(q: Any, k: Any, v: Any, o: Any, sm_scale: float) -> None:
         kernel(TensorDescriptor(q, shape, strides, q_block), TensorDescriptor(k, shape, strides, kv_block),
                TensorDescriptor(v, shape, strides, kv_block), TensorDescriptor(o, shape, strides, q_block),
-               o, sm_scale, zh, n_ctx)
+               o, sched, sm_scale, zh, n_ctx)
 
     return run
 
@@ -270,7 +308,7 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
         if pick is not None:
             report = TuneReport(pick, [CandidateResult(pick.id, "ok", "forced" if forced else "from the disk cache")],
                                 "forced" if forced else "disk-cache")
-            _PLANS[key] = _bind(pick, z, h, n, d, causal, num_sms)
+            _PLANS[key] = _bind(pick, z, h, n, d, causal, num_sms, q.device)
             _CHOSEN[key] = report
             return report
 
@@ -281,7 +319,7 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
 
         def runner(cfg: Config) -> Runner:
             if cfg.id not in runners:
-                runners[cfg.id] = _bind(cfg, z, h, n, d, causal, num_sms)
+                runners[cfg.id] = _bind(cfg, z, h, n, d, causal, num_sms, q.device)
             return runners[cfg.id]
 
         def check(cfg: Config) -> str | None:
@@ -310,11 +348,24 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
         return report
 
 
+def make_runner(q: Any, cfg: Config, causal: bool = False, num_programs: int | None = None) -> Runner:
+    """A ``run(q, k, v, o, sm_scale)`` of one configuration for tensors shaped like ``q`` (contiguous, on the
+    GPU; not checked): what :func:`attention` keeps per problem, for benchmarks of single configurations."""
+    import torch
+
+    z, h, n, d = q.shape
+    if num_programs is None:
+        num_programs = 3 if _interpreting() else _device(q.device.index if q.device.index is not None
+                                                         else torch.cuda.current_device())[1]
+    return _bind(cfg, z, h, n, d, causal, num_programs, q.device)
+
+
 def run_config(q: Any, k: Any, v: Any, cfg: Config, causal: bool = False, sm_scale: float | None = None,
-               num_programs: int | None = None) -> Any:
+               num_programs: int | None = None, out: Any = None) -> Any:
     """Run one given configuration (no tuning, nothing cached): for tests and per-configuration benchmarks.
 
     ``num_programs`` caps the persistent grid (default: the GPU's SM count; 3 under ``TRITON_INTERPRET=1``).
+    ``out``: a contiguous tensor like ``q`` to write into (tests poison it with NaN first).
     """
     import torch
 
@@ -324,14 +375,12 @@ def run_config(q: Any, k: Any, v: Any, cfg: Config, causal: bool = False, sm_sca
     if not _interpreting():
         ensure_active()
     q, k, v = (t if t.is_contiguous() else t.contiguous() for t in (q, k, v))
-    z, h, n, d = q.shape
-    scale = float(sm_scale) if sm_scale is not None else d ** -0.5
-    if num_programs is None:
-        num_programs = 3 if _interpreting() else _device(q.device.index if q.device.index is not None
-                                                         else torch.cuda.current_device())[1]
-    o = torch.empty_like(q)
+    scale = float(sm_scale) if sm_scale is not None else q.shape[-1] ** -0.5
+    o = torch.empty_like(q) if out is None else out
+    if o.shape != q.shape or o.dtype != q.dtype or not o.is_contiguous():
+        raise ValueError(f"utlx.attention: 'out' must be a contiguous {q.dtype} tensor of shape {tuple(q.shape)}")
     if q.numel():
-        _bind(cfg, z, h, n, d, causal, num_programs)(q, k, v, o, scale)
+        make_runner(q, cfg, causal, num_programs)(q, k, v, o, scale)
     return o
 
 

@@ -18,10 +18,10 @@ The design follows FlashAttention-3. A persistent CTA walks its share of (head, 
   tensor cores see the warpgroups' GEMMs in a fixed order.
 * softmax in base 2 with ``sm_scale * log2(e)`` folded into one FMA per element; the row max and sum
   stay in registers.
-* **causal**: tiles are visited heaviest first (last row blocks first) within groups of ``GROUP`` heads
-  (so the K/V of the heads in flight stay in L2), fully masked KV blocks are never loaded, and only the
-  diagonal block is masked. Non-causal inputs whose N_CTX is not a multiple of ``BLOCK_N`` mask the last
-  block's columns; rows past N_CTX are computed but not stored.
+* **causal**: the host gives each CTA its list of tiles, balanced by their cost and heaviest first
+  within groups of heads (so the K/V of the heads in flight stay in L2; ``sched``); fully masked KV blocks
+  are never loaded, and only the diagonal block is masked. Non-causal inputs whose N_CTX is not a
+  multiple of ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored.
 
 Inputs are viewed as 2-D ``(Z*H*N_CTX, HEAD_DIM)`` TMA descriptors; a block that runs past the end of a
 head reads the next head's rows (they are masked out: their columns are >= N_CTX) or TMA's zero fill.
@@ -39,20 +39,26 @@ SCHED_BAR = 9
 
 
 @triton.jit
-def _tile_coords(t, ZH, n_m, CAUSAL: tl.constexpr, GROUP: tl.constexpr):
-    """(head index, row-block index) of tile ``t``: causal tiles heaviest first within groups of heads."""
+def _tile_range(sched, ZH, n_m, CAUSAL: tl.constexpr):
+    """(first, end, step) of this program's walk over the tiles.
+
+    Non-causal tiles all cost the same: program p takes tiles p, p + P, ... Causal tiles cost
+    (row block + 1) KV blocks, so the host balances them (``utlx.attention.causal_schedule``): ``sched`` holds
+    P + 1 offsets, then each program's tile ids in the order it runs them (heaviest first, heads grouped).
+    """
     if CAUSAL:
-        per_section = GROUP * n_m
-        sec = t // per_section
-        idx = t - sec * per_section
-        g = tl.minimum(ZH - sec * GROUP, GROUP)
-        level = idx // g
-        bh = sec * GROUP + (idx - level * g)
-        m = n_m - 1 - level
+        pid = tl.program_id(0)
+        return tl.load(sched + pid), tl.load(sched + pid + 1), 1
     else:
-        bh = t // n_m
-        m = t - bh * n_m
-    return bh, m
+        return tl.program_id(0), n_m * ZH, tl.num_programs(0)
+
+
+@triton.jit
+def _tile_id(sched, k, CAUSAL: tl.constexpr):
+    if CAUSAL:
+        return tl.load(sched + tl.num_programs(0) + 1 + k)
+    else:
+        return k
 
 
 @triton.jit
@@ -135,20 +141,23 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
-              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, GROUP: tl.constexpr):
+              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, sched):
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     MASK_LAST: tl.constexpr = CAUSAL or not EVEN_N
     dtype = tlx.dtype_of(desc_o)
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
     n_m = tl.cdiv(N_CTX, BLOCK_M)
-    total = n_m * ZH
     if cid == NUM_CONSUMERS - 1:
         _sched_pass(cid, NUM_CONSUMERS)  # the first token goes to consumer 0
     s = 0  # ring slot of the next KV block, and its phase
     ph = 0
     i = 0
-    for t in tl.range(tl.program_id(0), total, tl.num_programs(0), num_stages=0):
-        bh, m = _tile_coords(t, ZH, n_m, CAUSAL, GROUP)
+    first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
+    t = _tile_id(sched, first, CAUSAL)
+    for k in tl.range(first, end, step, num_stages=0):
+        t_next = _tile_id(sched, tl.minimum(k + step, end - 1), CAUSAL)  # fetched a tile ahead
+        bh = t // n_m
+        m = t - bh * n_m
         n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
         row0 = m * BLOCK_M + cid * BLOCK_M_SPLIT
         rows = row0 + tl.arange(0, BLOCK_M_SPLIT)
@@ -202,7 +211,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, 
         tlx.barrier_arrive(v_empties[sp])
 
         # epilogue: normalise and store this consumer's rows
-        o = (acc / l_i[:, None]).to(dtype)
+        o = (acc * (1.0 / l_i)[:, None]).to(dtype)
         if EVEN_M:  # N_CTX is a multiple of 64: whole blocks, one TMA store each
             desc_o.store([bh * N_CTX + row0, 0], o)
         else:  # the last block of a head runs past N_CTX: masked stores
@@ -210,23 +219,26 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, 
             offs = rows[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
             tl.store(o_ptr + base + offs, o, mask=rows[:, None] < N_CTX)
         i += 1
+        t = t_next
 
 
 @triton.jit
 def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-              NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr,
-              GROUP: tl.constexpr):
+              NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, sched):
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     Q_BYTES: tl.constexpr = BLOCK_M_SPLIT * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_q))
     KV_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_k))
     n_m = tl.cdiv(N_CTX, BLOCK_M)
-    total = n_m * ZH
     s = 0  # ring slot of the next KV block, and the phase its empty barriers must have completed
     ph = 1
     i = 0
-    for t in tl.range(tl.program_id(0), total, tl.num_programs(0), num_stages=0):
-        bh, m = _tile_coords(t, ZH, n_m, CAUSAL, GROUP)
+    first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
+    t = _tile_id(sched, first, CAUSAL)
+    for k in tl.range(first, end, step, num_stages=0):
+        t_next = _tile_id(sched, tl.minimum(k + step, end - 1), CAUSAL)
+        bh = t // n_m
+        m = t - bh * n_m
         n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
         q_row = bh * N_CTX + m * BLOCK_M
         kv_row = bh * N_CTX
@@ -256,18 +268,20 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
             tlx.async_descriptor_load(desc_v, v_tiles[s], [kv_row + j * BLOCK_N, 0], v_fulls[s])
             s, ph = _advance(s, ph, NUM_KV)
         i += 1
+        t = t_next
 
 
 @triton.jit
-def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sm_scale, ZH, N_CTX,
+def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CTX,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
-                EVEN_M: tl.constexpr, GROUP: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+                EVEN_M: tl.constexpr, CONSUMER_REGS: tl.constexpr):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
     ``[BLOCK_N, HEAD_DIM]``, ``desc_o`` like ``desc_q``, all over the ``(ZH*N_CTX, HEAD_DIM)`` view; ``o_ptr``
     is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
+    ``sched`` (int32, causal only) lists each CTA's tiles (see ``_tile_range``).
     """
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     tl.static_assert(BLOCK_M_SPLIT == 64, "each consumer warpgroup owns 64 rows (one wgmma M)")
@@ -286,9 +300,9 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sm_scale, ZH, N_CTX,
         with tlx.async_task("default"):
             _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties,
                       v_fulls, v_empties, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS, NUM_Q, NUM_KV,
-                      CAUSAL, GROUP)
+                      CAUSAL, sched)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_CONSUMERS):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls, v_empties,
                       desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS, NUM_Q, NUM_KV,
-                      CAUSAL, EVEN_N, EVEN_M, GROUP)
+                      CAUSAL, EVEN_N, EVEN_M, sched)
