@@ -138,88 +138,132 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 
 
 @triton.jit
-def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
+def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
+                php, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_KV: tl.constexpr,
+                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr):
+    """KV blocks 1 .. n_kv-1 of a tile; the last one masked when it can hold columns to hide."""
+    n_plain = n_kv - 1 if MASK_LAST else n_kv
+    for j in tl.range(1, n_plain, num_stages=0):
+        acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
+                                        m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, j * BLOCK_N, N_CTX, cid,
+                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL)
+        sp = s
+        php = ph
+        s, ph = _advance(s, ph, NUM_KV)
+    if MASK_LAST:
+        if n_kv > 1:
+            acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
+                                            p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (n_kv - 1) * BLOCK_N,
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL)
+            sp = s
+            php = ph
+            s, ph = _advance(s, ph, NUM_KV)
+    return acc, p, m_i, l_i, alpha, s, ph, sp, php
+
+
+@triton.jit
+def _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: tl.constexpr, EVEN_M: tl.constexpr):
+    """Normalise and store one consumer's 64 rows of a finished tile."""
+    o = (acc * (1.0 / l_i)[:, None]).to(o_tile.dtype)
+    if EVEN_M:  # N_CTX is a multiple of 64: this block is wholly inside the head, or wholly past it
+        if row0 < N_CTX:
+            tlx.async_descriptor_store_wait(0)  # the previous tile's store has finished reading o_tile
+            tlx.local_store(o_tile, o)
+            tlx.fence_async_shared()
+            tlx.async_descriptor_store(desc_o, o_tile, [bh * N_CTX + row0, 0])
+    else:  # the last block of a head runs past N_CTX: masked stores
+        base = (bh * N_CTX).to(tl.int64) * HEAD_DIM
+        offs = rows[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+        tl.store(o_ptr + base + offs, o, mask=rows[:, None] < N_CTX)
+
+
+@triton.jit
+def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
               CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, sched):
+    """One consumer warpgroup: its 64 rows of every tile of this CTA.
+
+    Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
+    one, and the finished tile is normalised and stored while that S GEMM runs, so a tile boundary costs
+    the tensor cores no more than any other KV block. The first tile is chained to a dummy one whose
+    P is zero (one wasted P V per CTA, its result discarded), so the loop body exists once.
+    """
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     MASK_LAST: tl.constexpr = CAUSAL or not EVEN_N
     dtype = tlx.dtype_of(desc_o)
+    o_tile = o_tiles[cid]
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
     n_m = tl.cdiv(N_CTX, BLOCK_M)
     if cid == NUM_CONSUMERS - 1:
         _sched_pass(cid, NUM_CONSUMERS)  # the first token goes to consumer 0
     s = 0  # ring slot of the next KV block, and its phase
     ph = 0
-    i = 0
+    sp = 0  # ring slot of the previous KV block, and its phase
+    php = 0
+    # State of a dummy tile before the first one: its P V (P = 0, V_0 of the first tile) is issued but its
+    # result is discarded, and it releases no buffer.
+    acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
+    p = tl.zeros([BLOCK_M_SPLIT, BLOCK_N], dtype)
+    alpha = tl.full([BLOCK_M_SPLIT], 1.0, tl.float32)
+    m_i = tl.zeros([BLOCK_M_SPLIT], tl.float32)
+    l_i = tl.full([BLOCK_M_SPLIT], 1.0, tl.float32)
+    bh = 0
+    row0 = 0
+    rows = tl.arange(0, BLOCK_M_SPLIT)
     first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
-    t = _tile_id(sched, first, CAUSAL)
+    i = 0
     for k in tl.range(first, end, step, num_stages=0):
-        t_next = _tile_id(sched, tl.minimum(k + step, end - 1), CAUSAL)  # fetched a tile ahead
-        bh = t // n_m
-        m = t - bh * n_m
+        t = _tile_id(sched, k, CAUSAL)
+        bh_n = t // n_m
+        m = t - bh_n * n_m
         n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
-        row0 = m * BLOCK_M + cid * BLOCK_M_SPLIT
-        rows = row0 + tl.arange(0, BLOCK_M_SPLIT)
+        row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
+        rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
         q_slot = (i % NUM_Q) * NUM_CONSUMERS + cid
-        tlx.barrier_wait(q_fulls[q_slot], (i // NUM_Q) & 1)
         q_tile = q_tiles[q_slot]
-
-        # KV block 0: S_0 alone (nothing to multiply with V yet)
+        tlx.barrier_wait(q_fulls[q_slot], (i // NUM_Q) & 1)
         tlx.barrier_wait(k_fulls[s], ph)
-        k_t = tlx.local_trans(k_tiles[s])
+        # the previous tile's last P V, then this tile's S_0
+        acc = acc * alpha[:, None]
+        tlx.barrier_wait(v_fulls[sp], php)  # before the first tile: V_0, which the dummy P V reads
         _sched_wait(cid, NUM_CONSUMERS)
-        qk = tlx.async_dot(q_tile, k_t)
+        acc = tlx.async_dot(p, v_tiles[sp], acc)
+        qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
         _sched_pass(cid, NUM_CONSUMERS)
+        acc = tlx.async_dot_wait(1, acc)  # the older group: P V
+        if i > 0:
+            tlx.barrier_arrive(v_empties[sp])
+            _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
         qk = tlx.async_dot_wait(0, qk)
         tlx.barrier_arrive(k_empties[s])
-        m_i = tl.zeros([BLOCK_M_SPLIT], tl.float32)
-        l_i = tl.zeros([BLOCK_M_SPLIT], tl.float32)
-        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, 0, N_CTX, BLOCK_N, MASK_LAST, CAUSAL, True)
+        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, 0, N_CTX, BLOCK_N, MASK_LAST, CAUSAL, True)
         p = p.to(dtype)
         acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
-
-        # KV blocks 1 .. n_kv-2 unmasked; the last one masked when it can hold columns to hide
-        n_plain = n_kv - 1 if MASK_LAST else n_kv
-        for j in tl.range(1, n_plain, num_stages=0):
-            acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
-                                            p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, j * BLOCK_N, N_CTX,
-                                            cid, NUM_CONSUMERS, BLOCK_N, False, CAUSAL)
-            sp = s
-            php = ph
-            s, ph = _advance(s, ph, NUM_KV)
-        if MASK_LAST:
-            if n_kv > 1:
-                acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties,
-                                                acc, p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows,
-                                                (n_kv - 1) * BLOCK_N, N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL)
-                sp = s
-                php = ph
-                s, ph = _advance(s, ph, NUM_KV)
-        tlx.barrier_arrive(q_empties[q_slot])  # the last S GEMM has read Q
-
-        # the last P V
-        acc = acc * alpha[:, None]
-        tlx.barrier_wait(v_fulls[sp], php)
-        _sched_wait(cid, NUM_CONSUMERS)
-        acc = tlx.async_dot(p, v_tiles[sp], acc)
-        _sched_pass(cid, NUM_CONSUMERS)
-        acc = tlx.async_dot_wait(0, acc)
-        tlx.barrier_arrive(v_empties[sp])
-
-        # epilogue: normalise and store this consumer's rows
-        o = (acc * (1.0 / l_i)[:, None]).to(dtype)
-        if EVEN_M:  # N_CTX is a multiple of 64: whole blocks, one TMA store each
-            desc_o.store([bh * N_CTX + row0, 0], o)
-        else:  # the last block of a head runs past N_CTX: masked stores
-            base = (bh * N_CTX).to(tl.int64) * HEAD_DIM
-            offs = rows[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
-            tl.store(o_ptr + base + offs, o, mask=rows[:, None] < N_CTX)
+        acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
+                                                              v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
+                                                              n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
+                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL)
+        tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
+        bh = bh_n
+        row0 = row0_n
+        rows = rows_n
         i += 1
-        t = t_next
+
+    # the last tile's last P V
+    acc = acc * alpha[:, None]
+    tlx.barrier_wait(v_fulls[sp], php)
+    _sched_wait(cid, NUM_CONSUMERS)
+    acc = tlx.async_dot(p, v_tiles[sp], acc)
+    _sched_pass(cid, NUM_CONSUMERS)
+    acc = tlx.async_dot_wait(0, acc)
+    tlx.barrier_arrive(v_empties[sp])
+    _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+    if EVEN_M:
+        tlx.async_descriptor_store_wait(0)
 
 
 @triton.jit
@@ -290,6 +334,7 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CT
     q_tiles = tlx.local_alloc((BLOCK_M_SPLIT, HEAD_DIM), dtype, NUM_Q * NUM_CONSUMERS)
     k_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_KV)
     v_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_KV)
+    o_tiles = tlx.local_alloc((BLOCK_M_SPLIT, HEAD_DIM), dtype, NUM_CONSUMERS)  # TMA store staging
     q_fulls = tlx.alloc_barriers(NUM_Q * NUM_CONSUMERS, 1)
     q_empties = tlx.alloc_barriers(NUM_Q * NUM_CONSUMERS, 1)
     k_fulls = tlx.alloc_barriers(NUM_KV, 1)
@@ -303,6 +348,6 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CT
                       CAUSAL, sched)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_CONSUMERS):
             cid: tl.constexpr = tlx.async_task_replica_id()
-            _consumer(cid, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls, v_empties,
-                      desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS, NUM_Q, NUM_KV,
-                      CAUSAL, EVEN_N, EVEN_M, sched)
+            _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
+                      v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, sched)
