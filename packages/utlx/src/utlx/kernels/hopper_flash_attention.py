@@ -181,7 +181,7 @@ def _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: 
 def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
-              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, sched):
+              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, Q_REGS: tl.constexpr, sched):
     """One consumer warpgroup: its 64 rows of every tile of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
@@ -221,8 +221,12 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
         rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
         q_slot = (i % NUM_Q) * NUM_CONSUMERS + cid
-        q_tile = q_tiles[q_slot]
         tlx.barrier_wait(q_fulls[q_slot], (i // NUM_Q) & 1)
+        if Q_REGS:  # Q as the register operand of S = Q K^T: the S GEMMs then read only K from shared memory
+            q_tile = tlx.local_load(q_tiles[q_slot])
+            tlx.barrier_arrive(q_empties[q_slot])
+        else:
+            q_tile = q_tiles[q_slot]
         tlx.barrier_wait(k_fulls[s], ph)
         # the previous tile's last P V, then this tile's S_0
         acc = acc * alpha[:, None]
@@ -247,7 +251,8 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
                                                               n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
                                                               NUM_KV, BLOCK_N, MASK_LAST, CAUSAL)
-        tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
+        if not Q_REGS:
+            tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
         rows = rows_n
@@ -319,7 +324,7 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
 def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CTX,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
-                EVEN_M: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+                EVEN_M: tl.constexpr, Q_REGS: tl.constexpr, CONSUMER_REGS: tl.constexpr):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
@@ -350,4 +355,4 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CT
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, sched)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, Q_REGS, sched)
