@@ -56,18 +56,20 @@ class Config:
     l2_mb: int = 16
     q_regs: bool = False
     exp2_fma: int = 0
+    late_k: bool = False
 
     @property
     def id(self) -> str:
         return (f"m{self.block_m}n{self.block_n}c{self.num_consumers}q{self.num_q}kv{self.num_kv}"
                 f"r{self.consumer_regs}l{self.l2_mb}" + ("qr" if self.q_regs else "")
-                + (f"e{self.exp2_fma}" if self.exp2_fma else ""))
+                + (f"e{self.exp2_fma}" if self.exp2_fma else "") + ("k" if self.late_k else ""))
 
     def constexprs(self, head_dim: int, causal: bool, n_ctx: int) -> dict[str, Any]:
         return {"HEAD_DIM": head_dim, "BLOCK_M": self.block_m, "BLOCK_N": self.block_n,
                 "NUM_CONSUMERS": self.num_consumers, "NUM_Q": self.num_q, "NUM_KV": self.num_kv, "CAUSAL": causal,
                 "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
-                "Q_REGS": self.q_regs, "EXP2_FMA": self.exp2_fma, "CONSUMER_REGS": self.consumer_regs}
+                "Q_REGS": self.q_regs, "EXP2_FMA": self.exp2_fma, "LATE_K_RELEASE": self.late_k,
+                "CONSUMER_REGS": self.consumer_regs}
 
     @property
     def split(self) -> int:
@@ -89,10 +91,10 @@ def _c(**kw: Any) -> Config:
 #: Candidates per (head dim, causal), best guess first. D=128 fills shared memory with two Q slots and a
 #: 2-deep ring of 128-row K/V blocks; 64-row blocks allow a 4-deep ring. D=64 has room for deeper rings.
 CONFIGS: dict[tuple[int, bool], list[Config]] = {
-    (128, False): [_c(), _c(exp2_fma=1), _c(exp2_fma=2)],
-    (128, True): [_c(), _c(l2_mb=8), _c(exp2_fma=1), _c(exp2_fma=2), _c(exp2_fma=2, l2_mb=8)],
-    (64, False): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, exp2_fma=1), _c(num_kv=4, exp2_fma=2)],
-    (64, True): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, exp2_fma=1), _c(num_kv=4, exp2_fma=2)],
+    (128, False): [_c(), _c(late_k=True)],
+    (128, True): [_c(), _c(l2_mb=8), _c(late_k=True), _c(late_k=True, l2_mb=8)],
+    (64, False): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True)],
+    (64, True): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True)],
 }
 
 

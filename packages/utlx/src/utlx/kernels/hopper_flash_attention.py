@@ -161,7 +161,7 @@ def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, M
 @triton.jit
 def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
           qk_scale, rows, col0, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, BLOCK_N: tl.constexpr,
-          MASK: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr):
+          MASK: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr, LATE: tl.constexpr):
     """One KV block j (ring slot ``s``): issue S_j and O += P_{j-1} V_{j-1} (slot ``sp``), softmax S_j
     while the PV GEMM runs."""
     tlx.barrier_wait(k_fulls[s], ph)
@@ -173,8 +173,11 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
     acc = tlx.async_dot(p, v_tiles[sp], acc)
     _sched_pass(cid, NUM_CONSUMERS)
     qk = tlx.async_dot_wait(1, qk)
-    tlx.barrier_arrive(k_empties[s])
+    if not LATE:
+        tlx.barrier_arrive(k_empties[s])
     p_new, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N, MASK, CAUSAL, False, EMU)
+    if LATE:  # K_j released after the softmax: its warpgroup barrier leaves the S -> P critical path
+        tlx.barrier_arrive(k_empties[s])
     acc = tlx.async_dot_wait(0, acc)
     tlx.barrier_arrive(v_empties[sp])
     # P_j in the input dtype only now: the PV GEMM above has finished reading P_{j-1}'s registers
@@ -184,13 +187,14 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 @triton.jit
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
                 php, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_KV: tl.constexpr,
-                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr):
+                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr,
+                LATE: tl.constexpr):
     """KV blocks 1 .. n_kv-1 of a tile; the last one masked when it can hold columns to hide."""
     n_plain = n_kv - 1 if MASK_LAST else n_kv
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
                                         m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, j * BLOCK_N, N_CTX, cid,
-                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL, EMU)
+                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL, EMU, LATE)
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
@@ -198,7 +202,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
         if n_kv > 1:
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (n_kv - 1) * BLOCK_N,
-                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, EMU)
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, EMU, LATE)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -226,7 +230,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
               CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, Q_REGS: tl.constexpr,
-              EMU: tl.constexpr, sched):
+              EMU: tl.constexpr, LATE: tl.constexpr, sched):
     """One consumer warpgroup: its 64 rows of every tile of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
@@ -295,7 +299,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
                                                               n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
-                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, EMU)
+                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, EMU, LATE)
         if not Q_REGS:
             tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
@@ -369,7 +373,8 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
 def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CTX,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
-                EVEN_M: tl.constexpr, Q_REGS: tl.constexpr, EXP2_FMA: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+                EVEN_M: tl.constexpr, Q_REGS: tl.constexpr, EXP2_FMA: tl.constexpr, LATE_K_RELEASE: tl.constexpr,
+                CONSUMER_REGS: tl.constexpr):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
@@ -400,4 +405,4 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CT
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, Q_REGS, EXP2_FMA, sched)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, Q_REGS, EXP2_FMA, LATE_K_RELEASE, sched)
