@@ -396,7 +396,10 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | No
     ``causal=True`` query row i attends to key rows 0..i. Returns a new contiguous tensor like ``q``.
     The first call per problem class tunes (see the module docstring); later calls only launch.
     """
-    run = _PLANS.get((q.device.type, q.device.index, q.dtype, *q.shape, causal))
+    try:
+        run = _PLANS.get((q.device.type, q.device.index, q.dtype, *q.shape, causal))
+    except (AttributeError, TypeError):  # not a tensor, or an unhashable flag: check_inputs says which
+        run = None
     if (run is None or k.shape != q.shape or v.shape != q.shape or k.dtype != q.dtype or v.dtype != q.dtype
             or k.device != q.device or v.device != q.device
             or not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())):
