@@ -44,8 +44,10 @@ SMEM_LIMIT = 232448
 
 @dataclass(frozen=True)
 class Config:
-    """One kernel configuration: tile, ring depths, consumer register budget, and (causal) how many MB of
-    K/V the heads a causal schedule keeps in flight may take (``l2_mb``; see :func:`causal_schedule`)."""
+    """One kernel configuration: tile, ring depths, consumer register budget (``setmaxnreg``), how many MB of
+    K/V the heads a causal schedule keeps in flight may take (``l2_mb``; see :func:`causal_schedule`), and
+    whether a K block is released after the softmax instead of before it (``late_k``: one warpgroup
+    barrier less between S and P, K held a little longer)."""
 
     block_m: int = 128
     block_n: int = 128
@@ -54,22 +56,18 @@ class Config:
     num_kv: int = 2
     consumer_regs: int = 240
     l2_mb: int = 16
-    q_regs: bool = False
-    exp2_fma: int = 0
     late_k: bool = False
 
     @property
     def id(self) -> str:
         return (f"m{self.block_m}n{self.block_n}c{self.num_consumers}q{self.num_q}kv{self.num_kv}"
-                f"r{self.consumer_regs}l{self.l2_mb}" + ("qr" if self.q_regs else "")
-                + (f"e{self.exp2_fma}" if self.exp2_fma else "") + ("k" if self.late_k else ""))
+                f"r{self.consumer_regs}l{self.l2_mb}" + ("k" if self.late_k else ""))
 
     def constexprs(self, head_dim: int, causal: bool, n_ctx: int) -> dict[str, Any]:
         return {"HEAD_DIM": head_dim, "BLOCK_M": self.block_m, "BLOCK_N": self.block_n,
                 "NUM_CONSUMERS": self.num_consumers, "NUM_Q": self.num_q, "NUM_KV": self.num_kv, "CAUSAL": causal,
                 "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
-                "Q_REGS": self.q_regs, "EXP2_FMA": self.exp2_fma, "LATE_K_RELEASE": self.late_k,
-                "CONSUMER_REGS": self.consumer_regs}
+                "LATE_K_RELEASE": self.late_k, "CONSUMER_REGS": self.consumer_regs}
 
     @property
     def split(self) -> int:
@@ -88,8 +86,10 @@ def _c(**kw: Any) -> Config:
     return Config(**kw)
 
 
-#: Candidates per (head dim, causal), best guess first. D=128 fills shared memory with two Q slots and a
-#: 2-deep ring of 128-row K/V blocks; 64-row blocks allow a 4-deep ring. D=64 has room for deeper rings.
+#: Candidates per (head dim, causal), best measured first (H200, Triton 3.6: docs/utlx.md). D=128 fills
+#: shared memory with two Q slots, a 2-deep ring of 128-row K/V blocks and the output staging tiles.
+#: Tried and dropped (slower on the H200): 64-row K/V blocks with a 4-deep ring (-11%), Q in registers
+#: for the S GEMMs (-1 to -5%), a quarter or half of the exponentials on the FMA pipes (-2%, -6%).
 CONFIGS: dict[tuple[int, bool], list[Config]] = {
     (128, False): [_c(), _c(late_k=True)],
     (128, True): [_c(), _c(l2_mb=8), _c(late_k=True), _c(late_k=True, l2_mb=8)],

@@ -91,52 +91,8 @@ def _sched_pass(cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr):
 
 
 @triton.jit
-def _exp2_fma(x):
-    """2^x on the FMA and integer pipes (relative error < 1e-4): the MUFU unit that ``exp2`` uses has an
-    eighth of their throughput, and exponentials are what bounds the softmax.
-
-    x + 1.5 * 2^23 rounds x to the nearest integer j inside the float's mantissa; f = x - j is in
-    [-0.5, 0.5], 2^f a degree-3 minimax polynomial, and j is added to its exponent field. Inputs are
-    clamped at -125 (masked -inf becomes 2^-125, which is 0 once P is fp16/bf16).
-    """
-    x = tl.maximum(x, -125.0)
-    t = x + 12582912.0
-    f = x - (t - 12582912.0)
-    p = ((0.055088858106991594 * f + 0.2426046638012323) * f + 0.6932762645598373) * f + 0.9999289035192264
-    bits = p.to(tl.int32, bitcast=True) + (t.to(tl.int32, bitcast=True) << 23)
-    return bits.to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _halves(x, ROWS: tl.constexpr, COLS: tl.constexpr):
-    """Columns [0, COLS/2) and [COLS/2, COLS) of x. In the wgmma accumulator layout columns c and c + COLS/2
-    (COLS >= 32) sit in the same thread's registers, so this moves no data."""
-    return tl.split(tl.permute(tl.reshape(x, [ROWS, 2, COLS // 2]), [0, 2, 1]))
-
-
-@triton.jit
-def _unhalves(a, b, ROWS: tl.constexpr, COLS: tl.constexpr):
-    return tl.reshape(tl.permute(tl.join(a, b), [0, 2, 1]), [ROWS, COLS])
-
-
-@triton.jit
-def _exp2_mix(x, ROWS: tl.constexpr, COLS: tl.constexpr, EMU: tl.constexpr):
-    """exp2 of a [ROWS, COLS] block with the last 1/2 (EMU=1) or 1/4 (EMU=2) of the columns on the FMA pipes."""
-    if EMU == 0:
-        return tl.math.exp2(x)
-    else:
-        xa, xb = _halves(x, ROWS, COLS)
-        if EMU == 1:
-            pb = _exp2_fma(xb)
-        else:
-            xb0, xb1 = _halves(xb, ROWS, COLS // 2)
-            pb = _unhalves(tl.math.exp2(xb0), _exp2_fma(xb1), ROWS, COLS // 2)
-        return _unhalves(tl.math.exp2(xa), pb, ROWS, COLS)
-
-
-@triton.jit
 def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
-             CAUSAL: tl.constexpr, FIRST: tl.constexpr, EMU: tl.constexpr):
+             CAUSAL: tl.constexpr, FIRST: tl.constexpr):
     """Online softmax of one S block (base 2): returns (P in fp32, new row max, new row sum, correction)."""
     if MASK:
         cols = col0 + tl.arange(0, BLOCK_N)
@@ -148,7 +104,7 @@ def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, M
         m_new = tl.max(qk, 1) * qk_scale
     else:
         m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    p = _exp2_mix(qk * qk_scale - m_new[:, None], qk.shape[0], BLOCK_N, EMU)
+    p = tl.math.exp2(qk * qk_scale - m_new[:, None])
     if FIRST:
         alpha = tl.full(m_new.shape, 1.0, tl.float32)
         l_new = tl.sum(p, 1)
@@ -161,7 +117,7 @@ def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, M
 @triton.jit
 def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
           qk_scale, rows, col0, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, BLOCK_N: tl.constexpr,
-          MASK: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr, LATE: tl.constexpr):
+          MASK: tl.constexpr, CAUSAL: tl.constexpr, LATE: tl.constexpr):
     """One KV block j (ring slot ``s``): issue S_j and O += P_{j-1} V_{j-1} (slot ``sp``), softmax S_j
     while the PV GEMM runs."""
     tlx.barrier_wait(k_fulls[s], ph)
@@ -175,7 +131,7 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
     qk = tlx.async_dot_wait(1, qk)
     if not LATE:
         tlx.barrier_arrive(k_empties[s])
-    p_new, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N, MASK, CAUSAL, False, EMU)
+    p_new, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N, MASK, CAUSAL, False)
     if LATE:  # K_j released after the softmax: its warpgroup barrier leaves the S -> P critical path
         tlx.barrier_arrive(k_empties[s])
     acc = tlx.async_dot_wait(0, acc)
@@ -187,14 +143,13 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 @triton.jit
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
                 php, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_KV: tl.constexpr,
-                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr, EMU: tl.constexpr,
-                LATE: tl.constexpr):
+                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr, LATE: tl.constexpr):
     """KV blocks 1 .. n_kv-1 of a tile; the last one masked when it can hold columns to hide."""
     n_plain = n_kv - 1 if MASK_LAST else n_kv
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
                                         m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, j * BLOCK_N, N_CTX, cid,
-                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL, EMU, LATE)
+                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL, LATE)
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
@@ -202,7 +157,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
         if n_kv > 1:
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (n_kv - 1) * BLOCK_N,
-                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, EMU, LATE)
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -229,8 +184,7 @@ def _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: 
 def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
-              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, Q_REGS: tl.constexpr,
-              EMU: tl.constexpr, LATE: tl.constexpr, sched):
+              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr, sched):
     """One consumer warpgroup: its 64 rows of every tile of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
@@ -271,11 +225,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
         q_slot = (i % NUM_Q) * NUM_CONSUMERS + cid
         tlx.barrier_wait(q_fulls[q_slot], (i // NUM_Q) & 1)
-        if Q_REGS:  # Q as the register operand of S = Q K^T: the S GEMMs then read only K from shared memory
-            q_tile = tlx.local_load(q_tiles[q_slot])
-            tlx.barrier_arrive(q_empties[q_slot])
-        else:
-            q_tile = q_tiles[q_slot]
+        q_tile = q_tiles[q_slot]
         tlx.barrier_wait(k_fulls[s], ph)
         # the previous tile's last P V, then this tile's S_0
         acc = acc * alpha[:, None]
@@ -290,7 +240,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
             _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
         qk = tlx.async_dot_wait(0, qk)
         tlx.barrier_arrive(k_empties[s])
-        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, 0, N_CTX, BLOCK_N, MASK_LAST, CAUSAL, True, EMU)
+        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, 0, N_CTX, BLOCK_N, MASK_LAST, CAUSAL, True)
         p = p.to(dtype)
         acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
         sp = s
@@ -299,9 +249,8 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
                                                               n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
-                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, EMU, LATE)
-        if not Q_REGS:
-            tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
+                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, LATE)
+        tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
         rows = rows_n
@@ -373,8 +322,7 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
 def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CTX,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
-                EVEN_M: tl.constexpr, Q_REGS: tl.constexpr, EXP2_FMA: tl.constexpr, LATE_K_RELEASE: tl.constexpr,
-                CONSUMER_REGS: tl.constexpr):
+                EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
@@ -405,4 +353,4 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CT
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, Q_REGS, EXP2_FMA, LATE_K_RELEASE, sched)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, sched)
