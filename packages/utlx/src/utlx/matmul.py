@@ -516,9 +516,17 @@ def select(a: Any, b: Any, c: Any) -> Candidate:
 
 
 def matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` for 2-D fp16/bf16 CUDA/ROCm tensors with fp32 accumulation; returns a new tensor."""
+    """``a @ b`` for 2-D fp16/bf16 CUDA/ROCm tensors with fp32 accumulation; returns a new tensor.
+
+    Under ``torch.compile`` the call becomes the custom op ``torch.ops.utlx.matmul`` (see
+    :mod:`utlx.torch_ops`), so Dynamo captures it instead of tracing into the tuner and launcher.
+    """
     import torch
 
+    if torch.compiler.is_compiling():
+        from utlx import torch_ops  # noqa: F401  (importing registers torch.ops.utlx.*)
+
+        return torch.ops.utlx.matmul(a, b)
     from utlx.plugin import ensure_active
 
     ensure_active()  # TLX kernels need the utlx lowering in Triton's pipeline
