@@ -232,6 +232,9 @@ class TritonxSettings(Settings):
         "TRITONX_CACHE_DIR", lambda text: text if text else settings.user_cache_dir("tritonx"),
         default="`$XDG_CACHE_HOME/tritonx`, else `~/.cache/tritonx`",
         doc="where tritonx keeps those native-plugin verdicts (the start-up shim reads it itself)")
+    debug = BoolField(
+        "TRITONX_DEBUG", False, doc="the `tritonx` CLI shows tracebacks and the compiler's raw output on errors "
+                                    "(as `--debug` does)")
     triton_interpret = StrField(
         "TRITON_INTERPRET",
         doc="Triton's own switch to its CPU interpreter; `tritonx doctor` reports it, and utlx asks Triton "

@@ -18,6 +18,7 @@ class Cli:
 
     def __init__(self) -> None:
         self.runner = CliRunner()
+        self.app = app
 
     def __call__(self, *args: str) -> Any:
         return self.runner.invoke(app, list(args), env={"COLUMNS": "250"})

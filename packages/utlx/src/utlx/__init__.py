@@ -54,6 +54,7 @@ _install_interpreter_support()
 _install_fork_surface()
 _activate_compile_path()
 
+from utlx.attention import attention as attention  # noqa: E402  (flash attention forward, a TLX kernel)
 from utlx.matmul import matmul  # noqa: E402  (after the ops: the packaged kernels use them)
 
 __all__ = ["OPS", "__version__", "matmul", *_language_all]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utlx import compat, gemm_launch
+from utlx import compat, eager, gemm_launch
 from utlx.__about__ import __version__
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
@@ -699,6 +699,21 @@ def _make_plan(a: Any, b: Any) -> Any:
     return _CopyPlan(launch, copy_a, copy_b) if copy_a or copy_b else launch
 
 
+def _is_compiling() -> bool:
+    """``torch.compiler.is_compiling()``, resolved on first use (about 0.2 us per eager call)."""
+    global _is_compiling
+    import torch
+
+    _is_compiling = torch.compiler.is_compiling
+    return _is_compiling()
+
+
+def _torch_ops_matmul() -> Any:
+    import torch
+
+    return torch.ops.utlx.matmul
+
+
 def _matmul_miss(a: Any, b: Any) -> Any:
     """First call for this exact problem: validate, activate utlx, make and remember the plan, run it."""
     global _active_key
@@ -723,8 +738,14 @@ def matmul(a: Any, b: Any) -> Any:
 
     Row- and column-major operands (e.g. ``x @ w.T``) are used as they are. A call whose exact problem
     (shapes, strides, dtypes, devices, pointer alignment, active pipelines) was seen before costs one
-    dictionary lookup, the output allocation and one kernel launch; no host sync.
+    dictionary lookup, the output allocation and one kernel launch; no host sync. Under ``torch.compile``
+    the call becomes the custom op ``torch.ops.utlx.matmul`` (:mod:`utlx.torch_ops`), so Dynamo captures it
+    instead of tracing into the plan lookup and launcher.
     """
+    if _is_compiling():
+        from utlx import torch_ops  # noqa: F401  (importing registers torch.ops.utlx.*)
+
+        return _torch_ops_matmul()(a, b)
     try:
         pa, pb = a.data_ptr(), b.data_ptr()
         plan = _PLANS[(a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, not pa & 15,
@@ -738,3 +759,7 @@ def report_for(a: Any, b: Any) -> TuneReport | None:
     """The tuning report behind :func:`matmul`'s choice for inputs like these (None: not tuned yet)."""
     return _REPORTS.get(_problem_key(a, b))
 
+
+# utlx.torch_ops' custom op calls these (it looks them up instead of importing this module, which imports it)
+eager.register("matmul", matmul)
+eager.register("matmul.fallback_candidates", fallback_candidates)

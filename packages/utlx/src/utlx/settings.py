@@ -8,7 +8,7 @@ knob (``utlx.compat.interpreting``).
 
 from __future__ import annotations
 
-from tritonx.settings import FALSE_WORDS, BoolField, FloatField, ParsedField, Settings
+from tritonx.settings import FALSE_WORDS, BoolField, FloatField, ParsedField, Settings, StrField
 from tritonx.settings import settings as tritonx_settings
 
 #: ``settings.matmul_cache`` when ``UTLX_MATMUL_CACHE`` switches the tuning cache off.
@@ -51,9 +51,17 @@ class UtlxSettings(Settings):
     matmul_cache = ParsedField(
         "UTLX_MATMUL_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/matmul-tuning.json`",
         doc="the file where `utlx.matmul` remembers its tuning winners; `0`/`off`/empty switches the cache off")
+    attention_tune_budget_s = FloatField(
+        "UTLX_ATTENTION_TUNE_BUDGET_S", 60.0,
+        doc="seconds `utlx.attention` may spend tuning one problem class (when given no budget)")
+    attention_cache = ParsedField(
+        "UTLX_ATTENTION_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/attention-tuning.json`",
+        doc="the file where `utlx.attention` remembers its tuning winners; `0`/`off`/empty switches the cache off")
+    attention_config = StrField(
+        "UTLX_ATTENTION_CONFIG", doc="force one `utlx.attention` configuration by id (skips tuning)")
     cache_dir = ParsedField(
         "UTLX_CACHE_DIR", _cache_dir, default="`$XDG_CACHE_HOME/utlx`, else `~/.cache/utlx`",
-        doc="utlx's cache folder (the tuning cache's home)")
+        doc="utlx's cache folder (the tuning caches' home)")
 
 
 #: The process's utlx settings.

@@ -24,7 +24,7 @@ if INTERPRETING:
     # Installs the ``triton.language.extra.tlx`` alias that test modules import, as utlx's ``.pth`` does at
     # start-up in an installed environment (not there when the sources come from PYTHONPATH).
     import utlx  # noqa: F401
-_TIMEOUT_S = 600
+_TIMEOUT_S = 1800  # a loaded 2-core CI machine interprets slowly; a hang still ends
 
 
 class InterpreterSubprocessFailed(Exception):
