@@ -11,6 +11,9 @@ import copy
 from collections import Counter
 
 import pytest
+
+pytest.importorskip("hypothesis", reason="property tests need hypothesis (the default test env has it)")
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tritonx.compat import parse_pipeline_names
@@ -20,6 +23,7 @@ from tritonx.errors import PipelineConflictError
 from tritonx.model.edits import Disable, InsertAfter, InsertBefore, NamedPass, PassSelector, Replace
 from tritonx.model.keyed import callable_key
 from tritonx.model.passes import PassInfo
+from tritonx.settings import parse_list
 
 NAMES = ("canonicalize", "cse", "tritongpu-coalesce", "tritongpu-pipeline")
 STAGES = ("ttir", "ttgir")
@@ -117,6 +121,11 @@ def test_annotate_shows_every_stock_pass_once_and_every_new_step(passes, edit_li
     added = [p for p in shown if p.mark in ("inserted", "replacement")]
     assert sorted(p.name for p in added) == sorted(s.edit.new.describe() for s in new_steps)
     assert sum(p.mark == "replacement" for p in added) == sum(m.what == "replaced" for m in planned.marks.values())
+
+
+@given(st.lists(st.text(alphabet="abc/ ._-", max_size=6), max_size=6))
+def test_list_parser_strips_and_drops_empty_items(items):
+    assert parse_list(":".join(items), sep=":") == tuple(i.strip() for i in items if i.strip())
 
 
 # -- pass-name parsing ----------------------------------------------------------------------------------
