@@ -74,7 +74,7 @@ class NativeRegistry:
             if startup is None:
                 return
             run_time = loads_at_run_time(startup.mechanism)
-            if getattr(startup, "_pending", None) and run_time:
+            if run_time and startup.has_pending():
                 from ..compat import libtriton
 
                 startup.apply_pending(libtriton())
