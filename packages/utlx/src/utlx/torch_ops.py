@@ -89,6 +89,7 @@ def _matmul_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def _interpreted_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """CPU tensors under ``TRITON_INTERPRET=1``: utlx's portable (register-staged) GEMM in the interpreter."""
+    from utlx.gemm_launch import Problem
     from utlx.matmul import fallback_candidates
 
     _check_matmul_inputs(a, b)
@@ -101,7 +102,7 @@ def _interpreted_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if K == 0:
         return c.zero_()
     smallest = min(fallback_candidates("nvidia"), key=lambda cand: cand.config["BLOCK_SIZE_M"])
-    smallest.bind(M, N, K, 1)(a, b, c)
+    smallest.bind(Problem.of(a, b, num_sms=1))(a, b, c)  # CPU tensors: no device to ask for its SM count
     return c
 
 
