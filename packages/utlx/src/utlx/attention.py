@@ -11,7 +11,7 @@ launches it:
   names another file, ``0`` turns it off). ``UTLX_ATTENTION_CONFIG=<id>`` skips tuning and runs that
   configuration; :func:`tune` re-tunes on demand.
 * **the per-call path**, once a problem is planned: allocate the output, build four host TMA descriptors,
-  launch through :class:`utlx.compat.FastLaunch` (no argument binding after the first launch).
+  launch through :class:`utlx.launch.FastLaunch` (no argument binding after the first launch).
 
 Layouts: q, k, v of shape ``(B, H, N_CTX, D)`` with the same shape and dtype. Contiguous tensors are used
 as they are; any other layout is copied to a contiguous one first (one extra copy per tensor and call).
@@ -31,7 +31,7 @@ from typing import Any
 
 import triton
 
-from utlx import compat
+from utlx import compat, launch
 from utlx.__about__ import __version__
 from utlx.kernels import hopper_flash_attention as fa
 from utlx.settings import OFF, settings
@@ -226,7 +226,7 @@ def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms
     rows = zh * n_ctx
     n_m = triton.cdiv(n_ctx, cfg.block_m)
     grid = (max(1, min(num_sms, n_m * zh)),)
-    kernel = compat.FastLaunch(fa.attn_fwd_ws, grid, cfg.constexprs(d, causal, n_ctx), 4)
+    kernel = launch.FastLaunch(fa.attn_fwd_ws, grid, cfg.constexprs(d, causal, n_ctx), 4)
     sched = torch.tensor(causal_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb) if causal else [0],
                          dtype=torch.int32, device=device)
     q_block = [cfg.split, d]

@@ -100,7 +100,7 @@ def _interpreted_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if K == 0:
         return c.zero_()
     smallest = min(fallback_candidates("nvidia"), key=lambda cand: cand.config["BLOCK_SIZE_M"])
-    smallest.bind(Problem.of(a, b, 1))(a, b, c)  # one program per SM: the interpreter runs them in turn
+    smallest.bind(Problem.of(a, b, num_sms=1))(a, b, c)  # CPU tensors: no device to ask for its SM count
     return c
 
 
