@@ -46,13 +46,13 @@ def operands(M, N, K, dtype, b_col, seed):
     return a, torch.randn(K, N, device="cuda", dtype=dtype, generator=g)
 
 
-def check(c, a, b):
+def check(c, a, b, label=""):
     ref = a.float() @ b.float()
     assert c.shape == ref.shape and c.dtype == a.dtype and c.stride() == (ref.shape[1], 1)
     err = (c.float() - ref).abs().max().item()
     scale = ref.abs().max().item() + 1e-6
     tol = (2e-2 if a.dtype == torch.bfloat16 else 1e-2) * scale + 1e-2
-    assert err <= tol, f"max abs error {err:.4g} > {tol:.4g} (reference max {scale:.4g})"
+    assert err <= tol, f"{label}: max abs error {err:.4g} > {tol:.4g} (reference max {scale:.4g})"
 
 
 def skinny_candidates(b_col):
@@ -79,15 +79,15 @@ def test_every_skinny_candidate(shape, dtype, b_col):
         a, b = operands(M, N, K, dtype, b_col, seed=M + K)
         launch = cand.bind(Problem.of(a, b, NUM_SMS))
         assert isinstance(launch, SplitKLaunch) == (cand.family == "tma_splitk")
-        check(launch.matmul(a, b, a.data_ptr(), b.data_ptr()), a, b)
+        check(launch.matmul(a, b, a.data_ptr(), b.data_ptr()), a, b, f"{cand.id} launch 1")
         assert launch.direct is not None and launch.direct.call is not None, cand.id
         assert launch.caches is not None, f"{cand.id}: descriptors were not lowered to TMA"
         for seed in (2, 3):
             a2, b2 = operands(M, N, K, dtype, b_col, seed=seed)
-            check(launch.matmul(a2, b2, a2.data_ptr(), b2.data_ptr()), a2, b2)
+            check(launch.matmul(a2, b2, a2.data_ptr(), b2.data_ptr()), a2, b2, f"{cand.id} seed {seed}")
         c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
         launch(a2, b2, c)  # into a given C (the tuner's and the rotating benchmark's path)
-        check(c, a2, b2)
+        check(c, a2, b2, f"{cand.id} into C")
 
 
 def _pin_split_k(a, b, split_k=2):
