@@ -12,6 +12,9 @@ import triton
 import tritonx
 from tritonx.dsl import Target
 
+# Marked smoke: the repo's compile smoke runs it on every Triton version of the matrix.
+pytestmark = pytest.mark.smoke
+
 ASM = {"cuda:90": "ptx", "hip:gfx942": "amdgcn"}
 
 

@@ -11,6 +11,8 @@ from triton.compiler.errors import CompilationError
 from tritonx import dsl
 from tritonx.errors import DslError
 
+# Marked smoke: the repo's compile smoke runs it on every Triton version of the matrix.
+pytestmark = pytest.mark.smoke
 
 def compile_(target, kernel, signature, constexprs=None):
     return tritonx.compile_for(target, kernel, signature=signature, constexprs=constexprs or {})

@@ -12,6 +12,9 @@ import pytest
 
 pytest.importorskip("torch")
 
+# Marked smoke: the repo's compile smoke runs it on every Triton version of the matrix.
+pytestmark = pytest.mark.smoke
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"
 CASES = ["rotate", "shared", "native_meaning", "raw_value", "bad_argument", "missing_cpu_body"]

@@ -24,7 +24,10 @@ SRC = HERE.parents[1] / "src"
 VERSION = parse_version(triton.__version__)[:2]
 PLUGIN = Path(triton.__file__).resolve().parent / "plugins" / "libMLIRDialectPlugin.so"
 
-pytestmark = pytest.mark.skipif(VERSION < (3, 7) or not PLUGIN.is_file(), reason="needs Triton >= 3.7 and its plugins")
+pytestmark = [
+    pytest.mark.smoke,
+    pytest.mark.skipif(VERSION < (3, 7) or not PLUGIN.is_file(), reason="needs Triton >= 3.7 and its plugins"),
+]
 
 
 def _run() -> str:
