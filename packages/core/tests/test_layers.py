@@ -1,6 +1,6 @@
 """tritonx-core's modules import one way: no import circles, and the layers point down (issue 14).
 
-``model -> engine -> integration -> plugins/native -> runtime -> cli``; ``compat`` and ``_current`` sit
+``model -> engine -> integration -> plugins/native/dsl -> runtime -> cli``; ``compat`` and ``_current`` sit
 below everything (lower layers reach the current runtime through ``_current``). Imports inside
 functions count too (they are how layers used to point back up); ``if TYPE_CHECKING:`` imports do not.
 """
@@ -15,7 +15,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "tritonx"
 LAYER = {"_current": 0, "compat": 0, "errors": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
-         "integration": 3, "plugins": 4, "native": 4, "runtime": 5, "public": 6, "__init__": 7, "cli": 8,
+         "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "runtime": 5, "public": 6, "__init__": 7, "cli": 8,
          "_startup": 4}
 
 

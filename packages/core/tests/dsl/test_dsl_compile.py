@@ -10,7 +10,7 @@ import dsl_ops as dt
 import pytest
 import triton
 import tritonx
-from tritonx.dsl import Target
+from tritonx.dsl import KernelTarget
 
 # Marked smoke: the repo's compile smoke runs it on every Triton version of the matrix.
 pytestmark = pytest.mark.smoke
@@ -102,5 +102,5 @@ def test_target_parsing_from_backend_options():
     class Options:
         backend_name, arch, num_warps, warp_size = "cuda", "sm90a", 8, 32
 
-    assert Target.from_options(Options()) == Target("cuda", "90", 8, 32)
-    assert Target("hip", "gfx942").capability == 0 and Target("cuda", "90").capability == 90
+    assert KernelTarget.from_options(Options()) == KernelTarget("cuda", 90, 32, num_warps=8)
+    assert KernelTarget.parse("hip:gfx942").capability == 0 and KernelTarget.parse("cuda:90").name == "cuda:90"

@@ -35,7 +35,7 @@ from .lowering import LowerContext, ModuleContext
 from .op import Op, Result, like
 from .params import ANY, ArgSpec, Constexpr, Tensor, describe_value, unwrap
 from .placeholder import Placeholder, collect, decode
-from .targets import Target
+from .targets import KernelTarget
 from .trace import TraceContext
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "ArgSpec",
     "Constexpr",
     "InterpretContext",
+    "KernelTarget",
     "Language",
     "LanguagePass",
     "LowerContext",
@@ -50,7 +51,6 @@ __all__ = [
     "Op",
     "Placeholder",
     "Result",
-    "Target",
     "Tensor",
     "TraceContext",
     "collect",

@@ -24,7 +24,7 @@ from ..model.pipeline import Pipeline
 from ..model.plugin import Plugin
 from . import lowering as _lowering
 from .op import Op, Result
-from .targets import Target
+from .targets import KernelTarget
 
 #: The pass after which native custom ops are built (the first TTIR pass on every supported version).
 NATIVE_ANCHOR = "inline"
@@ -220,7 +220,7 @@ class Language:
         """Do ``pipelines`` lower this language (do they carry its lowering pass)?"""
         return any(getattr(e.new, "fn", None) is self.lower_pass for p in pipelines for e in p.edits)
 
-    def require_active(self, op_name: str, target: Target) -> None:
+    def require_active(self, op_name: str, target: KernelTarget) -> None:
         """Raise unless the compile being traced on this thread uses the language's pipeline."""
         from .. import _current
 

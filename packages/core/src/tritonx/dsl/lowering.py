@@ -24,7 +24,7 @@ from ..compat import dsl as compat
 from ..errors import DslError
 from . import placeholder
 from .placeholder import Placeholder
-from .targets import Target
+from .targets import KernelTarget
 
 if TYPE_CHECKING:
     from .language import Language
@@ -52,7 +52,7 @@ class LowerContext:
     op: str
     placeholder: Placeholder
     builder: Any
-    target: Target
+    target: KernelTarget
     operands: dict[str, Any]
     static: dict[str, Any]
     result_type: Any = None
@@ -82,7 +82,7 @@ class ModuleContext:
     """Handed to a language's own module lowering (``Language(lowering=...)``)."""
 
     language: Language
-    target: Target
+    target: KernelTarget
     pass_context: Any = None
 
 
@@ -91,12 +91,11 @@ def _named_operands(ph: Placeholder) -> dict[str, Any]:
     return dict(zip(names, ph.operands, strict=False))
 
 
-def _target_of(ctx: Any) -> Target:
+def _target_of(ctx: Any) -> KernelTarget:
     options = getattr(ctx, "options", None)
     if options is not None:
-        return Target.from_options(options)
-    backend, _, arch = str(getattr(ctx, "target", "cuda:")).partition(":")
-    return Target(backend, arch)
+        return KernelTarget.from_options(options)
+    return KernelTarget.parse(str(getattr(ctx, "target", "cuda:90")))
 
 
 def lower_placeholders(language: Language, module: Any, ctx: Any = None) -> int:
@@ -159,7 +158,7 @@ def materialize_native(language: Language, module: Any, ctx: Any = None) -> int:
     return len(found)
 
 
-def _custom_op(op_name: str, custom: str, target: Target) -> Callable[..., Any]:
+def _custom_op(op_name: str, custom: str, target: KernelTarget) -> Callable[..., Any]:
     method = compat.custom_op_method(custom)
     if method is None:
         raise DslError(

@@ -28,7 +28,7 @@ from . import interpret as interp
 from . import placeholder
 from .lowering import HANDLE_NAMES, STAGE_KEY, STATIC_ARGS, TENSOR_NAMES, TYPES
 from .params import ANY, ArgSpec, describe_value, shape_of
-from .targets import Target, best_match, check_pattern
+from .targets import KernelTarget, best_match, check_pattern
 from .trace import TraceContext
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ class Op:
 
     # -- what serves a target ---------------------------------------------------------------------------
 
-    def kind_for(self, target: Target) -> tuple[str, Any] | None:
+    def kind_for(self, target: KernelTarget) -> tuple[str, Any] | None:
         """``(kind, implementation)`` serving ``target``: the most specific pattern over all kinds."""
         best: tuple[int, str, Any] | None = None
         for kind in KINDS:
@@ -198,7 +198,7 @@ class Op:
                 best = (rank, kind, found[1])
         return None if best is None else (best[1], best[2])
 
-    def implementation(self, kind: str, target: Target, where: str = "") -> Any:
+    def implementation(self, kind: str, target: KernelTarget, where: str = "") -> Any:
         """The ``kind`` implementation for ``target``, or a :class:`DslError` naming op and target."""
         found = best_match(self._impls[kind], target)
         if found is None:
@@ -288,7 +288,7 @@ class Op:
         return ty.element_ty if ty.is_block() else ty
 
     def _trace(self, semantic: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        target = Target.from_semantic(semantic)
+        target = KernelTarget.from_semantic(semantic)
         self.language.require_active(self.full_name, target)
         bound = self.bind(args, kwargs, semantic)
         chosen = self.kind_for(target)
@@ -305,7 +305,7 @@ class Op:
         parts = [f"{kind} for {', '.join(sorted(v))}" for kind, v in self._impls.items() if v]
         return "; ".join(parts) or "no implementation at all"
 
-    def _emit_placeholder(self, semantic: Any, target: Target, kind: str, bound: dict[str, Any]) -> Any:
+    def _emit_placeholder(self, semantic: Any, target: KernelTarget, kind: str, bound: dict[str, Any]) -> Any:
         from triton.language import core as tl
 
         if self.variadic:

@@ -12,50 +12,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DslError
+from ..model.target import Target
 
 BACKENDS = ("cuda", "hip")
 
 
 @dataclass(frozen=True)
-class Target:
-    """A compile target: backend (``cuda``/``hip``), architecture (``90``, ``gfx942``) and warp shape."""
+class KernelTarget(Target):
+    """A :class:`tritonx.Target` plus the warp count of the kernel being compiled (what fixes layouts)."""
 
-    backend: str
-    arch: str
     num_warps: int = 4
-    warp_size: int = 32
-
-    @property
-    def name(self) -> str:
-        return f"{self.backend}:{self.arch}"
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.backend == "cuda"
-
-    @property
-    def is_hip(self) -> bool:
-        return self.backend == "hip"
-
-    @property
-    def capability(self) -> int:
-        """The CUDA compute capability (90 for sm_90), 0 on AMD."""
-        return int(self.arch) if self.is_cuda and self.arch.isdigit() else 0
 
     @classmethod
-    def from_options(cls, options: Any) -> Target:
+    def from_options(cls, options: Any) -> KernelTarget:
         """The target of a compile, from the backend options Triton hands the code generator and passes."""
         backend = getattr(options, "backend_name", None) or ("hip" if hasattr(options, "waves_per_eu") else "cuda")
-        arch = str(getattr(options, "arch", "") or "")
+        arch: int | str = str(getattr(options, "arch", "") or "")
         if backend == "cuda":
             arch = arch[2:] if arch.startswith("sm") else arch
             arch = arch.rstrip("a")
+            arch = int(arch) if arch.isdigit() else arch
         num_warps = int(getattr(options, "num_warps", 4) or 4)
         warp_size = int(getattr(options, "warp_size", 0) or (64 if backend == "hip" else 32))
-        return cls(backend=backend, arch=arch, num_warps=num_warps, warp_size=warp_size)
+        return cls(backend=backend, arch=arch, warp_size=warp_size, num_warps=num_warps)
 
     @classmethod
-    def from_semantic(cls, semantic: Any) -> Target:
+    def from_semantic(cls, semantic: Any) -> KernelTarget:
         """The target of the kernel ``semantic`` is tracing."""
         return cls.from_options(getattr(semantic.builder, "options", None))
 

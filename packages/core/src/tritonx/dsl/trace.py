@@ -16,7 +16,7 @@ from typing import Any
 from ..compat import dsl as compat
 from ..errors import DslError
 from . import placeholder
-from .targets import Target
+from .targets import KernelTarget
 
 
 @dataclass
@@ -31,7 +31,7 @@ class TraceContext:
 
     op: str
     semantic: Any
-    target: Target
+    target: KernelTarget
     language: str = ""
 
     @property
