@@ -79,3 +79,11 @@ class DslError(TritonxError, ValueError):
         self.op = op
         self.argument = argument
         self.target = target
+
+
+class DslSignatureError(DslError, TypeError):
+    """A DSL op was called with arguments that do not bind to its signature (a ``TypeError`` too)."""
+
+
+class DslNotImplementedError(DslError, NotImplementedError):
+    """A DSL op has no implementation for the target being compiled, or no interpreter body."""

@@ -86,6 +86,16 @@ class Language:
         self.lower_pass = LanguagePass(self, "lower", _lowering.lower_placeholders)
         self.native_pass = LanguagePass(self, "native-ops", _lowering.materialize_native)
 
+    def lowering(self, fn: Callable[[Any, list[Any], _lowering.ModuleContext], Any]) -> Callable[..., Any]:
+        """Set the language's module lowering (decorator; the same as ``Language(lowering=fn)``), for a
+        language whose lowering lives in a module that imports the one declaring the ops."""
+        with self._lock:
+            if self.module_lowering is not None and self.module_lowering is not fn:
+                raise DslError(f"{self.name}: the language already has a module lowering")
+            self.module_lowering = fn
+            self.changed()
+        return fn
+
     # -- ops ------------------------------------------------------------------------------------------------
 
     def op(self, stub: Callable[..., Any] | None = None, *, name: str | None = None,

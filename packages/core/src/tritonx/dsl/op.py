@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..compat import dsl as compat
-from ..errors import DslError
+from ..errors import DslError, DslNotImplementedError, DslSignatureError
 from . import interpret as interp
 from . import placeholder
 from .lowering import HANDLE_NAMES, STAGE_KEY, STATIC_ARGS, TENSOR_NAMES, TYPES
@@ -108,9 +108,9 @@ class Op:
         # What makes the code generator call it with ``_semantic=``.
         compat.mark_builtin(self)
 
-    def error(self, message: str, **parts: Any) -> DslError:
-        """A :class:`DslError` whose message starts with the op's full name."""
-        return DslError(f"{self.full_name}: {message}", op=self.full_name, **parts)
+    def error(self, message: str, *, cls: type[DslError] = DslError, **parts: Any) -> DslError:
+        """A :class:`DslError` (or ``cls``) whose message starts with the op's full name."""
+        return cls(f"{self.full_name}: {message}", op=self.full_name, **parts)
 
     def _specs(self, stub: Callable[..., Any], names: list[str]) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
         try:
@@ -203,7 +203,8 @@ class Op:
         found = best_match(self._impls[kind], target)
         if found is None:
             where = f" ({where})" if where else ""
-            raise self.error(f"has no {kind} implementation for target {target.name}{where}", target=target.name)
+            raise self.error(f"has no {kind} implementation for target {target.name}{where}", target=target.name,
+                             cls=DslNotImplementedError)
         return found[1]
 
     def implementations(self) -> dict[str, list[str]]:
@@ -244,7 +245,7 @@ class Op:
         try:
             bound = self.op_signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise DslError(f"{self.full_name}{self.op_signature}: {exc}", op=self.full_name) from None
+            raise DslSignatureError(f"{self.full_name}{self.op_signature}: {exc}", op=self.full_name) from None
         bound.apply_defaults()
         out: dict[str, Any] = {}
         for pname, value in bound.arguments.items():
@@ -264,8 +265,8 @@ class Op:
         try:
             bound = self.bind(args, kwargs, semantic)
             if self._interpret is None:
-                raise self.error("has no interpreter implementation (TRITON_INTERPRET=1); register "
-                               "one with @op.interpret")
+                raise self.error("has no interpreter implementation (TRITON_INTERPRET=1); register one with "
+                                 "@op.interpret", cls=DslNotImplementedError)
             fn, raw = self._interpret
             ctx = interp.InterpretContext(self.full_name, semantic)
             if raw:
@@ -289,12 +290,12 @@ class Op:
 
     def _trace(self, semantic: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         target = KernelTarget.from_semantic(semantic)
-        self.language.require_active(self.full_name, target)
         bound = self.bind(args, kwargs, semantic)
         chosen = self.kind_for(target)
         if chosen is None:
             raise self.error(f"has no implementation for target {target.name} (it has {self._describe_impls()})",
-                             target=target.name)
+                             target=target.name, cls=DslNotImplementedError)
+        self.language.require_active(self.full_name, target)
         kind, impl = chosen
         if kind == "emit":
             ctx = TraceContext(self.full_name, semantic, target, self.language.name)
