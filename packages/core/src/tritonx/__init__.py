@@ -40,6 +40,7 @@ from .plugins.registry import (  # noqa: E402
     list_plugins,
     register_plugin,
 )
+from .plugins.registry import is_enabled as is_plugin_enabled  # noqa: E402
 from .public import activate, active, active_key, deactivate, pipeline  # noqa: E402
 
 
@@ -90,6 +91,7 @@ __all__ = [
     "discover",
     "enable_plugins",
     "get_plugin",
+    "is_plugin_enabled",
     "list_plugins",
     "load_native",
     "pipeline",

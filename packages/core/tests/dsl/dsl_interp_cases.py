@@ -90,7 +90,20 @@ def missing_cpu_body() -> None:
         raise AssertionError("an op without CPU body ran")
 
 
-CASES = {f.__name__: f for f in (rotate, shared, native_meaning, raw_value, bad_argument, missing_cpu_body)}
+def outside_a_kernel() -> None:
+    import dsl_ops as dt
+    from tritonx.errors import DslError
+
+    try:
+        dt.rotate_left(1, 2)
+    except DslError as exc:
+        assert "dsltest.rotate_left can only be called inside a @triton.jit kernel" in str(exc), str(exc)
+    else:
+        raise AssertionError("an op ran outside a kernel")
+
+
+CASES = {f.__name__: f for f in (rotate, shared, native_meaning, raw_value, bad_argument, missing_cpu_body,
+                                 outside_a_kernel)}
 
 if __name__ == "__main__":
     assert os.environ.get("TRITON_INTERPRET") == "1", "run with TRITON_INTERPRET=1"

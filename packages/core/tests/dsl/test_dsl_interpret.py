@@ -17,7 +17,7 @@ pytestmark = pytest.mark.smoke
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"
-CASES = ["rotate", "shared", "native_meaning", "raw_value", "bad_argument", "missing_cpu_body"]
+CASES = ["rotate", "shared", "native_meaning", "raw_value", "bad_argument", "missing_cpu_body", "outside_a_kernel"]
 
 
 def test_interpreter_cases():

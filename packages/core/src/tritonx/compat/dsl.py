@@ -60,6 +60,13 @@ def is_interpreter_semantic(semantic: Any) -> bool:
     return builder is not None and type(builder).__name__ == "InterpreterBuilder"
 
 
+def patch_lang_slot() -> tuple[Any, str]:
+    """Where the interpreter looks up ``_patch_lang(fn)`` on every launch (a module global, 3.6-3.9): called
+    once per launch (the grid executor restores the scope it returns at the end) and again, never
+    restored, for each device function the kernel calls."""
+    return interpreter(), "_patch_lang"
+
+
 def grid_index() -> tuple[int, int, int]:
     """The program id the interpreter is running."""
     return tuple(interpreter().interpreter_builder.grid_idx)

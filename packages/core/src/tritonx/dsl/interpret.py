@@ -56,6 +56,64 @@ class InterpretContext:
         return compat.interpreter_tensor(data, dtype)
 
 
+_LAUNCH_MARK = "__tritonx_dsl_launch__"
+#: Interpreted launches running now (the grid executor runs one at a time; a task thread of a running
+#: launch calls ops too, so this is process-wide, not per thread).
+_launches = [0]
+
+
+class _Scope:
+    """Stands in for the scope ``_patch_lang`` returns to the grid executor: restoring it ends the launch."""
+
+    def __init__(self, scope: Any) -> None:
+        self._scope = scope
+
+    def restore(self) -> None:
+        _launches[0] = max(0, _launches[0] - 1)
+        self._scope.restore()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._scope, name)
+
+
+def track_launches() -> None:
+    """Count interpreted launches (wrapping the interpreter's ``_patch_lang``), so an op called outside a
+    kernel is refused as Triton's own builtins are. Idempotent; a no-op when not interpreting."""
+    if not compat.interpreting():
+        return
+    owner, name = compat.patch_lang_slot()
+    current = getattr(owner, name)
+    if _is_tracked(current):
+        return
+
+    def _patch_lang(fn: Any) -> Any:
+        scope = current(fn)
+        if launch_running():  # a device function of the running launch: never restored
+            return scope
+        _launches[0] += 1
+        return _Scope(scope)
+
+    setattr(_patch_lang, _LAUNCH_MARK, True)
+    _patch_lang.__wrapped__ = current  # type: ignore[attr-defined]
+    setattr(owner, name, _patch_lang)
+
+
+def launch_running() -> bool:
+    """Is an interpreted kernel running (True when launches are not tracked: nothing to refuse with)?"""
+    if _launches[0] > 0:
+        return True
+    owner, name = compat.patch_lang_slot()
+    return not _is_tracked(getattr(owner, name))
+
+
+def _is_tracked(fn: Any) -> bool:
+    while fn is not None:
+        if getattr(fn, _LAUNCH_MARK, False):
+            return True
+        fn = getattr(fn, "__wrapped__", None)
+    return False
+
+
 def to_numpy(value: Any) -> Any:
     """A tensor argument as the interpreter's numpy array; other values unchanged."""
     from triton.language import core as tl

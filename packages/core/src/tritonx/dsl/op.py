@@ -107,6 +107,7 @@ class Op:
         self.__wrapped__ = stub
         # What makes the code generator call it with ``_semantic=``.
         compat.mark_builtin(self)
+        interp.track_launches()
 
     def error(self, message: str, *, cls: type[DslError] = DslError, **parts: Any) -> DslError:
         """A :class:`DslError` (or ``cls``) whose message starts with the op's full name."""
@@ -207,6 +208,12 @@ class Op:
                              cls=DslNotImplementedError)
         return found[1]
 
+    def registered(self, kind: str, target: str = "*") -> Any | None:
+        """The ``kind`` implementation registered for exactly the pattern ``target`` (or None)."""
+        if kind == "interpret":
+            return None if self._interpret is None else self._interpret[0]
+        return self._impls[kind].get(target)
+
     def implementations(self) -> dict[str, list[str]]:
         """``{kind: [target patterns]}`` registered so far (plus ``interpret`` when it has a CPU body)."""
         out = {kind: sorted(v) for kind, v in self._impls.items() if v}
@@ -231,7 +238,7 @@ class Op:
     def __call__(self, *args: Any, _semantic: Any = None, **kwargs: Any) -> Any:
         semantic = _semantic
         if semantic is None:
-            if not compat.interpreting():
+            if not (compat.interpreting() and interp.launch_running()):
                 raise DslError(f"{self.full_name} can only be called inside a @triton.jit kernel", op=self.full_name)
             semantic = compat.interpreter_semantic()
         if compat.is_interpreter_semantic(semantic):

@@ -2,8 +2,9 @@
 
 Two ways in, one pass body (:func:`lowering_pass`):
 
-* the product path: the tritonx plugin (:mod:`utlx.plugin`) inserts :func:`lowering_pass` after
-  ``convert-triton-to-tritongpu`` through a tritonx ``Pipeline``; tritonx owns Triton's stages hook.
+* the product path: the ``utlx`` language of ``tritonx.dsl`` (:mod:`utlx.language._op`) lowers its
+  placeholders after ``convert-triton-to-tritongpu`` with :func:`lower_language`; its pipeline is the
+  tritonx plugin's (:mod:`utlx.plugin`); tritonx owns Triton's stages hook.
 * a standalone path for when tritonx-core is not importable (or not yet activated):
   :func:`install_standalone_hook` wraps the ``ttgir`` stage itself. It runs the conversion pass alone,
   lowers, then runs the stock stage with its conversion pass skipped. It chains any hook already set.
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from utlx import compat
+from utlx.language._op import LANGUAGE
 
 from . import copy_width, placeholder
 from .lowering import lower_module, restore_async_waits
@@ -57,6 +59,17 @@ def lowering_pass(module: Any, ctx: Any = None) -> None:
     if options is not None:
         arch = getattr(options, "arch", None)
     lower_module(module, arch)
+
+
+@LANGUAGE.lowering
+def lower_language(module: Any, found: list[Any], ctx: Any) -> None:
+    """The ``utlx`` language's module lowering (``tritonx.dsl``): every TLX op of ``module`` at once, right
+    after ``convert-triton-to-tritongpu`` (the ops share buffers and barriers, so they lower together)."""
+    lowering_pass(module, ctx.pass_context)
+
+
+# After the software pipeliner (NVIDIA): put back the cp.async wait counts it reset. Gluon kernels skip it.
+LANGUAGE.insert_after("tritongpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
 
 
 @contextlib.contextmanager
