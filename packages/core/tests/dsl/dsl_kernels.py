@@ -14,6 +14,13 @@ def rotate_kernel(x_ptr, out_ptr, N: tl.constexpr, R: tl.constexpr):
 
 
 @triton.jit
+def rotate_kernel_to_bind(x_ptr, out_ptr, N: tl.constexpr, R: tl.constexpr):
+    """Only for the binding test: a binding stays on the kernel object."""
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, dt.rotate_left(tl.load(x_ptr + offs), R))
+
+
+@triton.jit
 def rotate_runtime_amount(x_ptr, out_ptr, r, N: tl.constexpr):
     offs = tl.arange(0, N)
     tl.store(out_ptr + offs, dt.rotate_left(tl.load(x_ptr + offs), r))

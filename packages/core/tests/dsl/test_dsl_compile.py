@@ -80,7 +80,7 @@ def test_the_plugin_of_a_language_enables_it():
 
 
 def test_a_bound_pipeline_enables_it_for_that_kernel_only():
-    bound = tritonx.pipeline(dt.lang.pipeline())(dk.rotate_kernel)
+    bound = tritonx.pipeline(dt.lang.pipeline())(dk.rotate_kernel_to_bind)
     ptx = compile_("cuda:90", bound, dk.I32, {"N": 128, "R": 4}).asm["ptx"]
     assert re.search(r"shf\.l\.wrap\.b32 %r\d+, (%r\d+), \1, 4;", ptx)
 
