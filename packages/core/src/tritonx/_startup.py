@@ -301,6 +301,11 @@ def run() -> None:
             sys.meta_path.insert(0, _AfterLibtritonImport())
 
 
+def has_pending() -> bool:
+    """Are accepted libraries still waiting for libtriton's run-time loading calls (3.9)?"""
+    return bool(_pending)
+
+
 def apply_pending(libtriton: Any) -> None:
     """Load the accepted libraries through libtriton's run-time calls (3.9); each path once."""
     while _pending:

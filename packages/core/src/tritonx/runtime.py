@@ -39,8 +39,8 @@ class Runtime:
         self.activations = ActivePipelines(warned)
         self.bindings = KernelBindings(warned)
         self.hook = HookSlot(self.activations, self.bindings, self.names)
-        self.natives = NativeRegistry()
-        self.names.attach_natives(self.natives)
+        self.natives = NativeRegistry(self.names)
+        self.natives.sync()  # what start-up loaded reaches the names table now (cheap when nothing was)
         self.plugins = PluginRegistry(self)
 
     # -- pipelines --------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -32,9 +31,10 @@ from typing import Any
 
 import triton
 
-from utlx import launch
+from utlx import compat, launch
 from utlx.__about__ import __version__
 from utlx.kernels import hopper_flash_attention as fa
+from utlx.settings import OFF, settings
 
 #: Head dims the kernel supports (one wgmma K of 64 or 128 elements, TMA rows of 128 or 256 bytes).
 HEAD_DIMS = (64, 128)
@@ -117,7 +117,7 @@ def config_by_id(head_dim: int, causal: bool, cid: str) -> Config:
 
 
 def _interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+    return compat.interpreting()
 
 
 def check_inputs(q: Any, k: Any, v: Any, causal: Any, sm_scale: Any) -> None:
@@ -250,7 +250,7 @@ def _plan_key(q: Any, causal: bool) -> tuple:
 def _class_key(device_name: str, q: Any, causal: bool) -> str:
     z, h, n, d = q.shape
     pow2 = lambda x: 1 << max(0, int(x) - 1).bit_length()
-    return (f"{device_name}|triton {triton.__version__}|utlx {__version__}|{str(q.dtype).replace('torch.', '')}|"
+    return (f"{device_name}|triton {compat.TRITON_VERSION_STR}|utlx {__version__}|{str(q.dtype).replace('torch.', '')}|"
             f"d{d}|{'causal' if causal else 'full'}|n{pow2(n)}|zh{pow2(z * h)}")
 
 
@@ -258,14 +258,10 @@ def default_cache_path() -> Path | None:
     """``$UTLX_ATTENTION_CACHE`` (a file; ``0``/``off`` disables), else ``$UTLX_CACHE_DIR``,
     ``$XDG_CACHE_HOME/utlx`` or ``~/.cache/utlx`` (where ``utlx.matmul`` keeps its own), file
     ``attention-tuning.json``."""
-    env = os.environ.get("UTLX_ATTENTION_CACHE")
-    if env is not None:
-        return None if env.strip().lower() in ("", "0", "off", "false", "no") else Path(env).expanduser()
-    base = os.environ.get("UTLX_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "utlx") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "utlx")
-    return Path(base) / "attention-tuning.json"
+    chosen = settings.attention_cache
+    if chosen is not None:
+        return None if chosen == OFF else Path(chosen).expanduser()
+    return Path(settings.cache_dir) / "attention-tuning.json"
 
 
 _PLANS: dict[tuple, Runner] = {}
@@ -303,7 +299,7 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
     with _LOCK:
         if not force and key in _CHOSEN:
             return _CHOSEN[key]
-        forced = os.environ.get("UTLX_ATTENTION_CONFIG")
+        forced = settings.attention_config
         cache = TuningCache(default_cache_path() if use_disk_cache else None)
         ckey = _class_key(name, q, causal)
         pick = config_by_id(d, causal, forced) if forced else None
@@ -340,7 +336,7 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
                             return_mode="median")
 
         if budget_s is None:
-            budget_s = float(os.environ.get("UTLX_ATTENTION_TUNE_BUDGET_S", "60"))
+            budget_s = settings.attention_tune_budget_s
         report = select_best(cands, check, timer, budget_s=budget_s)
         if report.winner is None:
             lines = [f"  {r.id}: {r.status}: {r.detail}" for r in report.results]

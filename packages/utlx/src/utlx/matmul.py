@@ -33,15 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import triton
-
-from utlx import gemm_launch
+from utlx import compat, eager, gemm_launch
 from utlx.__about__ import __version__
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import _pipelines_key_fn
+from utlx.settings import OFF, settings
 
 Launcher = Callable[[Any, Any, Any], None]
 
@@ -133,9 +132,7 @@ def fallback_candidates(kind: str) -> list[Candidate]:
 
 def ws_enabled() -> bool:
     """The warp-specialized kernel is a candidate unless ``UTLX_MATMUL_WS=0``."""
-    import os
-
-    return os.environ.get("UTLX_MATMUL_WS", "1").strip() not in ("0", "")
+    return settings.matmul_ws
 
 
 def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = SMEM_LIMIT, a_col: bool = False,
@@ -311,14 +308,10 @@ def shape_class(M: int, N: int, K: int) -> str:
 def default_cache_path() -> Path | None:
     """``$UTLX_MATMUL_CACHE`` (a file; ``0``/``off`` disables), else ``$UTLX_CACHE_DIR``,
     ``$XDG_CACHE_HOME/utlx`` or ``~/.cache/utlx``, file ``matmul-tuning.json``."""
-    env = os.environ.get("UTLX_MATMUL_CACHE")
-    if env is not None:
-        return None if env.strip().lower() in ("", "0", "off", "false", "no") else Path(env).expanduser()
-    base = os.environ.get("UTLX_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "utlx") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "utlx")
-    return Path(base) / "matmul-tuning.json"
+    chosen = settings.matmul_cache
+    if chosen is not None:
+        return None if chosen == OFF else Path(chosen).expanduser()
+    return Path(settings.cache_dir) / "matmul-tuning.json"
 
 
 class TuningCache:
@@ -338,7 +331,7 @@ class TuningCache:
 
     @staticmethod
     def key(device_name: str, dtype: str, aligned: bool, M: int, N: int, K: int) -> str:
-        return (f"{device_name}|triton {triton.__version__}|utlx {__version__}|{dtype}|"
+        return (f"{device_name}|triton {compat.TRITON_VERSION_STR}|utlx {__version__}|{dtype}|"
                 f"{'aligned' if aligned else 'unaligned'}|{shape_class(M, N, K)}")
 
     def _read(self) -> dict[str, Any]:
@@ -531,7 +524,7 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
             raise RuntimeError(f"utlx.matmul: {M}x{N}x{K} {a.dtype} is not tuned yet, and tuning cannot run while a "
                                f"CUDA graph is being captured; call utlx.matmul once on these shapes before capturing")
         if budget_s is None:
-            budget_s = float(os.environ.get("UTLX_MATMUL_TUNE_BUDGET_S", "120"))
+            budget_s = settings.matmul_tune_budget_s
         ref = torch.matmul(a, b)
         launchers: dict[str, Launcher] = {}
         problem = Problem.of(a, b, info.num_sms)
@@ -767,7 +760,6 @@ def report_for(a: Any, b: Any) -> TuneReport | None:
     return _REPORTS.get(_problem_key(a, b))
 
 
-def selected(a: Any, b: Any) -> str:
-    """Id of the kernel configuration :func:`matmul` uses for these inputs (for benchmarks/tests)."""
-    winner = tune(a, b).winner
-    return winner.id if winner is not None else "none"
+# utlx.torch_ops' custom op calls these (it looks them up instead of importing this module, which imports it)
+eager.register("matmul", matmul)
+eager.register("matmul.fallback_candidates", fallback_candidates)

@@ -7,18 +7,19 @@ language's (``utlx.language._op.LANGUAGE``):
 * after ``tritongpu-pipeline`` (NVIDIA): put back the cp.async wait counts the software pipeliner reset.
 
 Both passes return at once for kernels without TLX ops, so the plugin is enabled by default and plain
-Triton kernels compile byte-identically. Without tritonx-core, :func:`ensure_active` falls back to
-utlx's own stages hook (``utlx.compiler.stages``).
+Triton kernels compile byte-identically. utlx needs tritonx-core (a declared dependency): tritonx owns
+Triton's stages hook, so utlx never sets or chains it itself.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from tritonx.settings import settings as tritonx_settings
+
 from utlx.__about__ import __version__
-from utlx.compiler.stages import install_standalone_hook
 from utlx.language._op import DESCRIPTION, LANGUAGE
+from utlx.settings import settings
 
 NAME = LANGUAGE.name
 
@@ -33,24 +34,17 @@ def build_plugin() -> Any:
     return LANGUAGE.plugin(version=__version__, description=DESCRIPTION, default_enabled=True)
 
 
-try:
-    plugin = build_plugin()
-except ImportError:  # tritonx-core not installed: ensure_active() uses the standalone hook
-    plugin = None
+plugin = build_plugin()
 
-_MODE: list[str] = []
 #: ``tritonx.is_plugin_enabled`` once looked up (keeps the already-enabled path free of imports)
 _REGISTRY: list[Any] = []
 
 
 def disabled_by_environment() -> bool:
     """``UTLX_DISABLE=1``, or a ``TRITONX_PLUGINS`` list that leaves utlx out, switches utlx off."""
-    if os.environ.get("UTLX_DISABLE", "").strip() not in ("", "0"):
+    if settings.disable:
         return True
-    chosen = os.environ.get("TRITONX_PLUGINS")
-    if chosen is None or not chosen.strip() or chosen.strip().lower() == "all":
-        return False
-    return NAME not in [n.strip() for n in chosen.split(",")]
+    return not tritonx_settings.plugins.allows(NAME, default_enabled=True)
 
 
 def enabled() -> bool:
@@ -62,7 +56,7 @@ def enabled() -> bool:
 
 
 def ensure_active() -> str:
-    """Make sure TLX kernels compile in this process; returns ``"tritonx"``, ``"standalone"`` or ``"disabled"``.
+    """Make sure TLX kernels compile in this process; returns ``"tritonx"`` or ``"disabled"``.
 
     Called by ``import utlx`` and by every ``utlx.matmul``, so the common case (already enabled) is one
     dict lookup; otherwise it re-enables the plugin if someone switched it off, unless the environment
@@ -72,11 +66,6 @@ def ensure_active() -> str:
         return "tritonx"
     if disabled_by_environment():
         return "disabled"
-    if plugin is None:
-        if not _MODE:
-            install_standalone_hook()
-            _MODE.append("standalone")
-        return "standalone"
     import tritonx
 
     if not _REGISTRY:

@@ -22,13 +22,15 @@ Needs torch >= 2.5 (``pip install 'utlx[torch]'``, or any torch you already have
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from utlx import compat, eager
+from utlx.gemm_launch import Problem
 
 NAMESPACE = "utlx"
 _LOCK = threading.Lock()
@@ -60,7 +62,7 @@ class TorchOp:
 
 
 def _interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+    return compat.interpreting()
 
 
 def _check_matmul_inputs(a: torch.Tensor, b: torch.Tensor) -> None:
@@ -82,16 +84,12 @@ def _matmul_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _matmul_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.device.type == "cpu" and _interpreting():
         return _interpreted_matmul(a, b)
-    from utlx.matmul import matmul
-
-    return matmul(a, b)
+    return eager.get("matmul")(a, b)
 
 
 def _interpreted_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """CPU tensors under ``TRITON_INTERPRET=1``: utlx's portable (register-staged) GEMM in the interpreter."""
-    from utlx.gemm_launch import Problem
-    from utlx.matmul import fallback_candidates
-
+    fallback_candidates = eager.get("matmul.fallback_candidates")
     _check_matmul_inputs(a, b)
     a = a if a.stride(1) == 1 else a.contiguous()
     b = b if b.stride(1) == 1 else b.contiguous()

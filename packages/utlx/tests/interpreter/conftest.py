@@ -13,15 +13,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))  # --import-mode=importlib: make utlx_interp_kernels importable
 
 INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") == "1"
 if INTERPRETING:

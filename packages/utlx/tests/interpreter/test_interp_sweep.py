@@ -15,17 +15,13 @@ register-staged kernel (``tl.dot``) is swept in fp16 only; utlx's own ``async_do
 
 from __future__ import annotations
 
-import sys
 import warnings
-from pathlib import Path
 
+import gemm_sweep as G
 import pytest
 import torch
 import triton
 import triton.language as tl
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
-import gemm_sweep as G
 
 _STOCK_DOT_STYLES = {"register_staged"}
 

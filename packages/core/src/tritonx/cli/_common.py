@@ -20,11 +20,12 @@ from typing import Any, NoReturn, TypeVar
 import typer
 
 from ..errors import PluginError, TritonxError
+from ..settings import TritonxSettings, settings
 from .output import console as console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEBUG_ENV = "TRITONX_DEBUG"
+DEBUG_ENV = TritonxSettings.debug.var
 #: Set by ``tritonx --debug`` (or ``TRITONX_DEBUG=1``): errors keep their traceback, compiler output is not held back.
 DEBUG = False
 
@@ -32,7 +33,7 @@ DEBUG = False
 def set_debug(flag: bool) -> None:
     """Called by the root command for every invocation: ``--debug`` or ``TRITONX_DEBUG`` (not ``0``)."""
     global DEBUG
-    DEBUG = flag or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    DEBUG = flag or settings.debug
 
 
 class UserError(TritonxError):

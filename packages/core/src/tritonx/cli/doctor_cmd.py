@@ -39,12 +39,12 @@ def _gpu() -> dict[str, Any]:
 def _plugin_health(plugin: Any) -> dict[str, Any]:
     """Enabled? Native checks passed? Do the pipelines' pass names exist in this Triton?"""
     from ..engine import names
+    from ..model.edits import NamedPass, PassEdit
 
     info = describe_plugin(plugin)
-    from ..model.pipeline import NamedPass
-
-    referenced = {e.selector.name for p in plugin.pipelines for e in p.edits if e.selector is not None}
-    referenced |= {e.new.name for p in plugin.pipelines for e in p.edits if isinstance(e.new, NamedPass)}
+    edits = [e for p in plugin.pipelines for e in p.edits if isinstance(e, PassEdit)]
+    referenced = {e.selector.name for e in edits}
+    referenced |= {e.new.name for e in edits if isinstance(getattr(e, "new", None), NamedPass)}
     unknown = sorted(n for n in referenced if not names.is_known(n))
     natives_ok = all(lib["ok"] for lib in info["native_libraries"])
     compatible = natives_ok and not unknown
@@ -75,6 +75,7 @@ def collect() -> dict[str, Any]:
     from .. import compat
     from ..integration import hook
     from ..plugins import registry
+    from ..settings import settings
 
     try:
         from triton.backends import backends
@@ -88,6 +89,7 @@ def collect() -> dict[str, Any]:
         plugin_error = None
     except Exception as exc:  # discovery itself failed: the rest of the report still matters
         plugins, plugin_error = [], f"{type(exc).__name__}: {exc}"
+    env = settings.raw()
     return {
         "tritonx": tritonx.__version__,
         "triton": compat.TRITON_VERSION_STR,
@@ -97,9 +99,7 @@ def collect() -> dict[str, Any]:
         "platform": platform.platform(),
         "hook": hook.status(),
         "cache_dir": triton.knobs.cache.dir,
-        "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET"),
-        "TRITONX_PLUGINS": os.environ.get(registry.ENV_VAR),
-        "TRITONX_NATIVE_PLUGINS": os.environ.get("TRITONX_NATIVE_PLUGINS"),
+        **{var: env[var] for var in ("TRITON_INTERPRET", "TRITONX_PLUGINS", "TRITONX_NATIVE_PLUGINS")},
         "plugins": plugins,
         "plugin_error": plugin_error,
         **_gpu(),

@@ -12,17 +12,17 @@ from typing import Any
 
 import triton
 
-from .native import parse_version
-
-SUPPORTED = ((3, 6), (3, 9))  # inclusive range of (major, minor)
-
-
-TRITON_VERSION_STR: str = triton.__version__
-TRITON_VERSION: tuple[int, int, int] = parse_version(TRITON_VERSION_STR)
-
-#: Triton >= 3.7 calls the stages hook with no arguments to get ``(key, hash)``: once per compile for
-#: the on-disk key and once per launch for the in-memory key. 3.6 never does.
-HOOK_HAS_KEY_CALL: bool = TRITON_VERSION[:2] >= (3, 7)
+from .cache import compile_frame as compile_frame
+from .cache import frame_source as frame_source
+from .cache import install_compile_key as install_compile_key
+from .cache import install_memory_key as install_memory_key
+from .cache import launch_key as launch_key
+from .cache import remote_cache_environment as remote_cache_environment
+from .installed import HOOK_HAS_KEY_CALL as HOOK_HAS_KEY_CALL
+from .installed import SUPPORTED as SUPPORTED
+from .installed import TRITON_RELEASE as TRITON_RELEASE
+from .installed import TRITON_VERSION as TRITON_VERSION
+from .installed import TRITON_VERSION_STR as TRITON_VERSION_STR
 
 
 def check_supported() -> None:
@@ -106,6 +106,17 @@ def rekey_kernel(fn: Any, extra: str) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+def _closing(text: str, opening: int) -> int:
+    """Index of the bracket closing the one at ``opening`` (-1 if it never closes)."""
+    depth = 0
+    for i in range(opening, len(text)):
+        depth += text[i] in "({"
+        depth -= text[i] in ")}"
+        if depth == 0:
+            return i
+    return -1
+
+
 def parse_pipeline_names(pipeline: str) -> list[str]:
     """Top-level pass names of ``pm.get_pipeline_str()`` (``any(canonicalize{...},inline{...})``).
 
@@ -113,7 +124,7 @@ def parse_pipeline_names(pipeline: str) -> list[str]:
     """
     text = pipeline.strip()
     for prefix in ("any(", "builtin.module("):
-        if text.startswith(prefix) and text.endswith(")"):
+        if text.startswith(prefix) and _closing(text, len(prefix) - 1) == len(text) - 1:
             text = text[len(prefix) : -1]
             break
     names: list[str] = []
@@ -143,10 +154,3 @@ def parse_pipeline_names(pipeline: str) -> list[str]:
             token += ch
     return names
 
-
-from .cache import compile_frame as compile_frame  # noqa: E402  (cache reads HOOK_HAS_KEY_CALL from here)
-from .cache import frame_source as frame_source  # noqa: E402
-from .cache import install_compile_key as install_compile_key  # noqa: E402
-from .cache import install_memory_key as install_memory_key  # noqa: E402
-from .cache import launch_key as launch_key  # noqa: E402
-from .cache import remote_cache_environment as remote_cache_environment  # noqa: E402

@@ -36,7 +36,7 @@ from typing import Any
 from triton import knobs
 from triton.runtime.cache import RedisRemoteCacheBackend
 
-from . import HOOK_HAS_KEY_CALL
+from .installed import HOOK_HAS_KEY_CALL
 
 #: The providers the wrappers call; swapped (never re-wrapped) when another runtime takes over.
 _providers: dict[str, Callable[..., str]] = {}

@@ -6,8 +6,9 @@ Triton) maps each version's adder paths (``passes.ttgpuir.add_pipeline``) to MLI
 closest names, and say which Triton version has a pass the installed one lacks.
 
 :class:`PassNames` is the table one runtime uses: the shipped map, names learned from this process's
-compiles, and the passes of loaded native plugins, which the native registry pushes in (this layer
-never imports ``tritonx.native``). The module-level functions use the current runtime's table.
+compiles, and the passes of loaded native plugins, which the native registry pushes in as it records
+each library (:class:`NativePass`; this layer never imports ``tritonx.native`` nor asks it anything).
+The module-level functions use the current runtime's table.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Protocol
+from typing import Any
 
 from .. import _current
 from ..errors import PassNotInVersionError, PipelineError, UnknownPassError
@@ -30,9 +33,9 @@ def _passmap() -> dict[str, dict[str, str]]:
 
 
 def _installed_key() -> str:
-    from ..compat import TRITON_VERSION
+    from ..compat import TRITON_RELEASE
 
-    return "{}.{}.{}".format(*TRITON_VERSION)
+    return TRITON_RELEASE
 
 
 def _shipped_map() -> dict[str, str]:
@@ -62,12 +65,18 @@ def _all_names(mapping: dict[str, str]) -> set[str]:
     return names
 
 
-class NativePasses(Protocol):
-    """What the names table needs from the native registry (which pushes itself in)."""
+@dataclass(frozen=True)
+class NativePass:
+    """A pass a loaded native plugin declares, as the native registry pushes it into the table.
 
-    def native_passes(self) -> list[str]: ...
+    ``aliases`` are the other spellings that name it (the ``libtriton.passes.plugin`` attribute, with and
+    without its module path); ``resolve()`` returns the adder, or raises naming the plugin when the
+    installed Triton has no binding for the pass (the library never reached Triton).
+    """
 
-    def find_pass(self, name: str) -> Any | None: ...
+    name: str
+    aliases: tuple[str, ...]
+    resolve: Callable[[], Any]
 
 
 class PassNames:
@@ -76,10 +85,19 @@ class PassNames:
     def __init__(self) -> None:
         self._learned: dict[str, str] = {}
         self._adder_names: dict[str, str] = {}
-        self._natives: NativePasses | None = None
+        self._natives_lock = threading.Lock()
+        #: every spelling of a native pass -> the pass (first declared wins, as the plugins were loaded)
+        self._natives: dict[str, NativePass] = {}
+        self._native_names: list[str] = []
 
-    def attach_natives(self, natives: NativePasses) -> None:
-        self._natives = natives
+    def add_natives(self, passes: Iterable[NativePass]) -> None:
+        """Take in the passes of a native library just recorded as loaded (pushed by the native registry)."""
+        with self._natives_lock:
+            for p in passes:
+                if p.name not in self._native_names:
+                    self._native_names.append(p.name)
+                for spelling in (p.name, *p.aliases):
+                    self._natives.setdefault(spelling, p)
 
     def installed_map(self) -> dict[str, str]:
         """Adder path -> MLIR name for the installed Triton (plus names learned this process)."""
@@ -110,12 +128,7 @@ class PassNames:
         return name
 
     def native_names(self) -> set[str]:
-        if self._natives is None:
-            return set()
-        try:
-            return set(self._natives.native_passes())
-        except Exception:  # registry unusable: no native names
-            return set()
+        return set(self._native_names)
 
     def is_known(self, query: str) -> bool:
         return query in _all_names(self.installed_map()) or query in self.native_names()
@@ -148,9 +161,9 @@ class PassNames:
         Native plugin passes win over stock ones of the same name, so a plugin can shadow a pass on
         purpose (it is listed as such by ``tritonx plugins``).
         """
-        native = self._natives.find_pass(query) if self._natives is not None else None
+        native = self._natives.get(query)
         if native is not None:
-            return f"native:{query}", native
+            return f"native:{query}", native.resolve()
         from ..compat import libtriton
 
         lib = libtriton()

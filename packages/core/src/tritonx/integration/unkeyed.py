@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import warnings
 
-from ..engine.keys import edit_callables, unseen_state
 from ..errors import UnkeyedStateWarning
+from ..model.keyed import unseen_state
 from ..model.pipeline import Pipeline
 
 HOW_TO_KEY = (
@@ -27,7 +27,7 @@ class UnkeyedWarnings:
         if pipeline.extra_cache_key is not None:  # the pipeline states its key: its author took charge
             return
         for edit in pipeline.edits:
-            for what, fn in edit_callables(edit):
+            for what, fn in edit.callables():
                 found = unseen_state(fn)
                 if not found:
                     continue

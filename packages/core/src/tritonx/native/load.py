@@ -19,6 +19,7 @@ import sys
 from .. import _current
 from ..compat.native import TRITON_PLUGIN_PATHS, native_loading
 from ..errors import PluginLoadError
+from ..settings import settings
 from .check import check_native
 from .info import NativePluginInfo
 from .installation import find_triton
@@ -45,7 +46,7 @@ def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None
     triton = find_triton()
     assert triton is not None  # check_native's triton_support check guarantees it
     loading = native_loading(triton.version)
-    if loading.mechanism == "env":
+    if loading.reads_environment:
         if _libtriton_imported():
             raise PluginLoadError(
                 f"native plugin {path}: Triton {triton.version} reads {TRITON_PLUGIN_PATHS} only when it is first "
@@ -55,10 +56,8 @@ def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None
                 path=path,
                 check="load",
             )
-        current = [p for p in os.environ.get(TRITON_PLUGIN_PATHS, "").split(":") if p]
-        if path not in current:
-            os.environ[TRITON_PLUGIN_PATHS] = ":".join([*current, path])
-    elif loading.mechanism == "extend_with":
+        settings.add_triton_plugin_path(path)
+    elif loading.runtime_loading:
         from ..compat import libtriton
 
         lib = libtriton()

@@ -12,22 +12,22 @@ distributions involved) when it is asked for, and skipped with a warning otherwi
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
+from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import _current
 from ..errors import PipelineError, PluginError
+from ..integration.activation import Activation
+from ..model.pipeline import Pipeline
 from ..model.plugin import Plugin
-
-if TYPE_CHECKING:
-    from ..integration.activation import Activation
-    from ..runtime import Runtime
+from ..native.info import NativePluginInfo
+from ..settings import PluginChoice, settings
 
 ENTRY_POINT_GROUP = "tritonx.plugins"
-ENV_VAR = "TRITONX_PLUGINS"
+ENV_VAR = "TRITONX_PLUGINS"  # read through tritonx.settings
 
 
 class PluginWarning(UserWarning):
@@ -64,10 +64,22 @@ def _wanted(names: list[str] | str, known: list[str]) -> list[str]:
     return [names] if isinstance(names, str) else list(names)
 
 
+class PluginHost(Protocol):
+    """What enabling a plugin needs from the runtime that owns the registry (:class:`tritonx.runtime.Runtime`)."""
+
+    def activate(self, *pipelines: Pipeline) -> Activation: ...
+
+    def empty_activation(self) -> Activation: ...
+
+    def set_extra_key(self, name: str, fn: Callable[[], str] | None) -> None: ...
+
+    def load_native(self, path: str) -> NativePluginInfo: ...
+
+
 class PluginRegistry:
     """Known plugins (installed and registered from code), broken entry points, enabled plugins."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: PluginHost) -> None:
         self._runtime = runtime
         self._lock = threading.RLock()
         self._registered: dict[str, Plugin] = {}
@@ -204,18 +216,21 @@ class PluginRegistry:
                 raise PluginError(f"plugin {plugin.name!r}: native library {path} refused: {exc}") from exc
 
     def apply_environment(self, value: str | None = None) -> list[Plugin]:
-        """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins)."""
-        value = os.environ.get(ENV_VAR) if value is None else value
-        if value is not None and value.strip().lower() == "none":
+        """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins).
+
+        ``value`` stands in for the variable's text when given.
+        """
+        choice = settings.plugins if value is None else PluginChoice.parse(value)
+        if choice.mode == "none":
             return []
-        if value is None or not value.strip():
+        if choice.mode == "default":
             names = [p.name for p in self.list() if p.default_enabled]
             for name, err in self.broken().items():  # not named by the user: say so, carry on
                 warnings.warn(f"tritonx plugin {name!r} skipped: {err}", PluginWarning, stacklevel=3)
-        elif value.strip().lower() == "all":
+        elif choice.mode == "all":
             names = [p.name for p in self.list()]
         else:
-            names = [n.strip() for n in value.split(",") if n.strip()]
+            names = list(choice.names)
         return self.enable(names)
 
 

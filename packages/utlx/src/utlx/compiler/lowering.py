@@ -24,7 +24,7 @@ from utlx import compat
 from . import copy_width, drain, layouts, placeholder, warp_specialize
 from .errors import UtlxCompileError, shared_memory_error
 from .placeholder import Placeholder
-from .target import SMEM_LIMITS, Target
+from .target import smem_limit
 
 
 @dataclass
@@ -144,8 +144,7 @@ def _check_shared_memory(found: list[Placeholder]) -> None:
         sizes.append((n, ph))
     total = sum(n for n, _ in sizes)
     name = allocs[0].attrs.get("target", "")
-    backend, _, arch = name.partition(":")
-    limit = SMEM_LIMITS.get(name) or Target(backend, arch, 4, 32).smem_limit
+    limit = smem_limit(name)
     if total > limit:
         biggest = max(sizes, key=lambda x: x[0])
         raise shared_memory_error(total, limit, name, f"{biggest[0]} bytes at {biggest[1].describe()}")

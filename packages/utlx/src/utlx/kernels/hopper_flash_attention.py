@@ -32,7 +32,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-import utlx as tlx
+import utlx.language as tlx
 
 #: First named-barrier id of the consumers' token ring (Triton's warp specialization uses ids 0..3).
 SCHED_BAR = 9

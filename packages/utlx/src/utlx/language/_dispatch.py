@@ -6,7 +6,7 @@ two very different bodies. Under ``TRITON_INTERPRET=1`` the op runs on numpy arr
 its bodies here, so neither imports the other; both end up as the op's implementations in the public
 ``tritonx.dsl`` API (``op.emit("*")`` and ``op.interpret(raw=True)``).
 
-Contract:
+Contract (the compile path's side: ``docs/utlx.md``, "How it compiles"):
 
 * ``@register_compiler_impl("local_alloc")`` registers ``impl(_semantic, **params)``: it gets the code
   generator's semantic object and EVERY parameter of the op's public signature (``utlx/language/*.py``)
