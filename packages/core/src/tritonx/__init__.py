@@ -7,6 +7,7 @@ plugins, activated for every kernel or per kernel, keyed into Triton's cache.
 from __future__ import annotations
 
 from .__about__ import __version__
+from .compat import TRITON_VERSION, TRITON_VERSION_STR
 from .compat import check_supported as _check_supported
 
 _check_supported()
@@ -58,6 +59,8 @@ def load_native(path: str):
     return _load(path)
 
 __all__ = [
+    "TRITON_VERSION",
+    "TRITON_VERSION_STR",
     "CacheKeyed",
     "Capture",
     "CustomPass",

@@ -18,6 +18,7 @@ from typing import Any
 from tritonx.settings import settings as tritonx_settings
 
 from utlx.__about__ import __version__
+from utlx.compiler import stages  # noqa: F401  (gives the language its lowering and passes before it is built)
 from utlx.language._op import DESCRIPTION, LANGUAGE
 from utlx.settings import settings
 

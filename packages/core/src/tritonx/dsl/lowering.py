@@ -18,16 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..compat import dsl as compat
 from ..errors import DslError
 from . import placeholder
 from .placeholder import Placeholder
+from .protocols import LanguageView
 from .targets import KernelTarget
-
-if TYPE_CHECKING:
-    from .language import Language
 
 #: attrs key holding how a placeholder of the per-op mode is lowered: "lower" or "native"
 STAGE_KEY = "$stage"
@@ -81,7 +79,7 @@ class LowerContext:
 class ModuleContext:
     """Handed to a language's own module lowering (``Language(lowering=...)``)."""
 
-    language: Language
+    language: LanguageView
     target: KernelTarget
     pass_context: Any = None
 
@@ -98,7 +96,7 @@ def _target_of(ctx: Any) -> KernelTarget:
     return KernelTarget.parse(str(getattr(ctx, "target", "cuda:90")))
 
 
-def lower_placeholders(language: Language, module: Any, ctx: Any = None) -> int:
+def lower_placeholders(language: LanguageView, module: Any, ctx: Any = None) -> int:
     """Lower ``language``'s TTGIR placeholders in ``module``; returns how many were lowered."""
     found = [ph for ph in placeholder.collect(module, language.name) if ph.attrs.get(STAGE_KEY) != "native"]
     if not found:
@@ -127,7 +125,7 @@ def lower_placeholders(language: Language, module: Any, ctx: Any = None) -> int:
     return len(found)
 
 
-def materialize_native(language: Language, module: Any, ctx: Any = None) -> int:
+def materialize_native(language: LanguageView, module: Any, ctx: Any = None) -> int:
     """Turn ``language``'s native-op placeholders into the plugin's dialect ops; returns how many."""
     from triton._C.libtriton import ir
 

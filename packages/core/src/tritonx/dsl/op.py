@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..compat import dsl as compat
 from ..errors import DslError, DslNotImplementedError, DslSignatureError
@@ -28,11 +28,9 @@ from . import interpret as interp
 from . import placeholder
 from .lowering import HANDLE_NAMES, STAGE_KEY, STATIC_ARGS, TENSOR_NAMES, TYPES
 from .params import ANY, ArgSpec, describe_value, shape_of
+from .protocols import LanguageView
 from .targets import KernelTarget, best_match, check_pattern
 from .trace import TraceContext
-
-if TYPE_CHECKING:
-    from .language import Language
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,7 +74,7 @@ def like(name: str, dtype: Any = None) -> Result:
 class Op:
     """A kernel-callable op of a :class:`~tritonx.dsl.Language` (create it with ``@language.op``)."""
 
-    def __init__(self, language: Language, stub: Callable[..., Any], *, name: str | None = None,
+    def __init__(self, language: LanguageView, stub: Callable[..., Any], *, name: str | None = None,
                  result: Result | Callable[[dict[str, Any]], Any] | None = None,
                  check: Callable[[dict[str, Any]], str | None] | None = None, variadic: bool = False) -> None:
         self.language = language

@@ -21,8 +21,8 @@ DESCRIPTION = "TLX (Triton Language Extensions) ops on stock Triton: shared memo
 
 
 def _lowering_version() -> str:
-    """utlx's key: a hash of its compile-path sources (``utlx.compiler.stages.LOWERING_VERSION``)."""
-    from utlx.compiler.stages import LOWERING_VERSION
+    """utlx's key: a hash of its compile-path sources (``utlx.compiler.key.LOWERING_VERSION``)."""
+    from utlx.compiler.key import LOWERING_VERSION
 
     return LOWERING_VERSION
 
