@@ -4,7 +4,8 @@ Public means: a name in ``tritonx.__all__``, in ``tritonx.dsl.__all__`` (the API
 on which every utlx op is declared), a public class of ``tritonx.errors``, or a name in
 ``tritonx.settings.__all__`` (typed environment settings; plugins build theirs on its field types).
 Every ``import``/``from`` of tritonx in utlx's sources (inside functions too) and every attribute read
-on a module bound by one is checked, so a private module (``tritonx.plugins.registry``) or name (``tritonx.compat``) fails this test.
+on a module bound by one is checked, so a private module
+(``tritonx.plugins.registry``) or name (``tritonx.compat``) fails this test.
 """
 
 from __future__ import annotations
