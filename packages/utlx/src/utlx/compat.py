@@ -15,15 +15,15 @@ from types import ModuleType
 from typing import Any
 
 import triton
+import tritonx
 from triton.language import core as tl
-from tritonx import compat as _tritonx_compat
 
 #: Triton versions utlx is tested against (compile-only on the CPU, all four).
 SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
 
 #: The installed Triton's version, as tritonx's compat parses it (one parser for both packages).
-TRITON_VERSION: tuple[int, int, int] = _tritonx_compat.TRITON_VERSION
-TRITON_VERSION_STR: str = _tritonx_compat.TRITON_VERSION_STR
+TRITON_VERSION: tuple[int, int, int] = tritonx.TRITON_VERSION
+TRITON_VERSION_STR: str = tritonx.TRITON_VERSION_STR
 
 
 def version_at_least(major: int, minor: int) -> bool:
