@@ -167,6 +167,8 @@ CONFIGS = [
     (_cfg(64, 128, 128, 4, 4), 4),
     (_cfg(128, 128, 64, 5, 2), 8),     # 192 KB
     (_cfg(128, 128, 128, 3, 2), 8),    # 224 KB
+    (_cfg(64, 64, 128, 6, 2), 4),      # 200 KB: 128 tiles x 2 slices at N = 8192 (M <= 64)
+    (_cfg(128, 64, 128, 4, 2), 4),     # 208 KB: 128 tiles x 2 slices at N = 8192 (M = 128)
 ]
 
 smem_bytes = tma.smem_bytes  # same ring, C staging tile and barriers
