@@ -187,6 +187,9 @@ def test_json_stdout_is_only_json_when_ptxas_talks(cli, add_file, tmp_path, monk
     wrapper.write_text(f'#!/bin/sh\necho "ptxas-chatty: banner on stdout"\nexec "{real}" "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("TRITON_PTXAS_PATH", str(wrapper))
+    # Triton 3.9 runs its second ptxas (``ptxas_blackwell``) for sm_90 and newer: wrap that one too
+    if hasattr(triton.knobs.nvidia, "ptxas_blackwell"):
+        monkeypatch.setenv("TRITON_PTXAS_BLACKWELL_PATH", str(wrapper))
     assert triton.knobs.nvidia.ptxas.path == str(wrapper)
     result = _compile(cli, add_file, "--stage", "ptx", "--json")
     assert result.exit_code == 0, result.output

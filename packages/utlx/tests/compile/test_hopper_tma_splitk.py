@@ -14,6 +14,9 @@ from utlx.kernels import hopper_tma_splitk as sk
 
 m = importlib.import_module("utlx.matmul")
 
+#: The fp32 partial-tile adds: ``atom`` with an unused result on Triton 3.6-3.8, ``red`` on 3.9.
+REDUCE = re.compile(r"(?:atom|red)\.global\.gpu\.relaxed\.add\.v4\.f32")
+
 
 def _compile(const, nw, dtype="fp16", a_col=False, b_col=False):
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
@@ -36,9 +39,10 @@ def test_ptx_tma_ring_wgmma_and_fp32_reduction(compiled):
     # the reduction: vectorized fp32 atomic adds (64x128 fp32 over 128 threads: 16 x v4 each), then one
     # acq_rel arrival per program after a CTA barrier
     atoms = Counter(re.findall(r"atom\.global\.[\w.]+", ptx))
-    assert atoms["atom.global.gpu.relaxed.add.v4.f32"] == 16
+    adds = list(REDUCE.finditer(ptx))
+    assert len(adds) == 16
     assert atoms["atom.global.gpu.acq_rel.add.u32"] == 1
-    red_end = ptx.rindex("atom.global.gpu.relaxed.add.v4.f32")
+    red_end = adds[-1].start()
     arrive = ptx.index("atom.global.gpu.acq_rel.add.u32")
     assert red_end < arrive and "bar.sync" in ptx[red_end:arrive]
     # the last slice reads the finished fp32 tile from L2 and stores C by TMA
@@ -64,7 +68,7 @@ def test_column_major_variants(a_col, b_col, dtype):
     ptx = k.asm["ptx"]
     ptx_type = {"fp16": "f16", "bf16": "bf16"}[dtype]
     assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{ptx_type}.{ptx_type}" in ptx
-    assert "atom.global.gpu.relaxed.add.v4.f32" in ptx
+    assert REDUCE.search(ptx)
     assert k.metadata.shared == sk.smem_bytes(const)
 
 
@@ -113,7 +117,7 @@ def test_skinny_candidate_compiles_for_sm90_within_shared_memory(cand):
     bm, bn, bk = c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"]
     if cand.family == "tma_splitk":
         k = _compile(c, cand.num_warps)
-        assert "atom.global.gpu.relaxed.add.v4.f32" in k.asm["ptx"]
+        assert REDUCE.search(k.asm["ptx"])
     else:
         k = compile_kernel(tp.matmul_kernel_tma_persistent, tp.signature(bm, bn, bk),
                            dict(c, NUM_SMS=tp.ONE_TILE_STRIDE), "cuda:90", cand.num_warps)
