@@ -32,8 +32,12 @@ def test_build_gate_under_this_triton(render, python_runner):
     done = python_runner(["cmake/locate_deps.py"], cwd=project)
     if TRITON != "3.7.1":
         assert done.returncode == 1
-        assert f"the installed Triton is {TRITON}" in done.stderr
-        assert "install triton==3.7.1" in done.stderr and "TRITONX_LLVM_DIR" in done.stderr
+        if TRITON.startswith("3.6."):  # no plugin API at all: nothing to point at but 3.7.1
+            assert f"Triton {TRITON} has no native plugin API" in done.stderr
+            assert "install triton==3.7.1" in done.stderr
+        else:
+            assert f"the installed Triton is {TRITON}" in done.stderr
+            assert "install triton==3.7.1" in done.stderr and "TRITONX_LLVM_DIR" in done.stderr
     elif all(_installed(d) for d in XTC):
         assert done.returncode == 0, done.stderr
         assert "TPX_TRITON_VERSION=3.7.1" in done.stdout and "mlir-tblgen" in done.stdout
