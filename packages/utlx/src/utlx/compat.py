@@ -124,6 +124,76 @@ def create_global_load(builder: Any, ptr: Any, mask: Any | None, other: Any | No
     return builder.create_masked_load(ptr, mask, other, cache, evict, volatile)
 
 
+def create_global_store(builder: Any, ptr: Any, value: Any, mask: Any | None) -> None:
+    """``tt.store`` (masked when ``mask`` is given). 3.9 takes a cache-policy attribute."""
+    if version_at_least(3, 9):
+        from triton.experimental.gluon.language._core import _normalize_cache_policy
+
+        policy = _normalize_cache_policy(None, None, None)._to_ir(builder)
+        if mask is None:
+            builder.create_store(ptr, value, policy)
+        else:
+            builder.create_masked_store(ptr, value, mask, policy)
+        return
+    cache, evict = _cache_modifier(builder, ""), _eviction_policy("")
+    if mask is None:
+        builder.create_store(ptr, value, cache, evict)
+    else:
+        builder.create_masked_store(ptr, value, mask, cache, evict)
+
+
+def cache_modifier(text: str) -> Any:
+    """``ir.CACHE_MODIFIER`` for TLX's spelling (``""``, ``".ca"``, ``".cg"``, ``".cv"``, ...)."""
+    return _cache_modifier(None, text)
+
+
+def gluon_builder_has(method: str) -> bool:
+    """Does this Triton's ``GluonOpBuilder`` have ``method``?
+
+    3.6 lacks ``create_local_gather``/``create_local_scatter``, ``create_warp_pipeline_border`` and
+    ``create_extract_slice`` (3.7 has the first three, 3.8 all four); only 3.9 has ``create_amd_sched_barrier``.
+    """
+    return hasattr(gluon_ir().GluonOpBuilder, method)
+
+
+#: The attribute ``create_warp_pipeline_border`` puts on the ``rocdl.sched.barrier`` it makes (3.7-3.9).
+WARP_PIPELINE_BORDER_ATTR = "triton.warp_pipeline.border"
+
+
+def amd_pass_adder(name: str) -> Any:
+    """``amd.passes.ttgpuir.<name>`` or None (``add_warp_pipeline`` exists from 3.7)."""
+    try:
+        from triton._C.libtriton import amd
+    except ImportError:  # a build without the AMD backend
+        return None
+    return getattr(amd.passes.ttgpuir, name, None)
+
+
+#: Triton 3.6's AMD backend leaves a direct-to-LDS copy into a padded shared layout with permuted offset
+#: bases unlowered (an ``unrealized_conversion_cast`` reaches LLVM translation); 3.7+ lowers the same IR.
+DIRECT_TO_LDS_INTO_PERMUTED_PADDED = version_at_least(3, 7)
+
+
+def create_buffer_load_to_local(builder: Any, smem: Any, base: Any, offsets: Any, mask: Any | None,
+                                other: Any | None, cache: str = "") -> None:
+    """``amdg.buffer_load_to_local`` (same positional call on 3.6-3.9; no stride operand)."""
+    null = _null_value()
+    builder.create_buffer_load_to_local(smem, base, offsets, null if mask is None else mask,
+                                        null if other is None else other, null, _cache_modifier(builder, cache))
+
+
+def same_layout(builder: Any, a: Any, b: Any, shape: list[int]) -> bool:
+    """Do two Gluon layouts place the elements of a tensor of ``shape`` identically (as linear layouts)?"""
+    from triton.experimental.gluon import language as ttgl
+
+    def linear(layout: Any) -> Any:
+        if isinstance(layout, ttgl.DistributedLinearLayout):
+            return layout
+        return builder.to_linear_layout(layout._to_ir(builder), list(shape))
+
+    return linear(a) == linear(b)
+
+
 def create_local_alloc(builder: Any, memdesc_ty: Any) -> Any:
     """An uninitialised ``ttg.local_alloc`` of ``memdesc_ty`` (same call on all versions, overloaded on 3.6-3.8)."""
     return builder.create_local_alloc(memdesc_ty)
@@ -195,13 +265,18 @@ def convert_to_ttgpuir_adder():
 
 
 def software_pipeliner_adders() -> list[tuple[Any, str]]:
-    """(owner, name) of the adders of Triton's software pipeliner passes that exist in this version."""
+    """(owner, name) of the adders of Triton's software pipeliners (NVIDIA's and AMD's) in this version."""
     from triton._C.libtriton import passes
 
     out = []
     for name in ("add_pipeline",):
         if hasattr(passes.ttgpuir, name):
             out.append((passes.ttgpuir, name))
+    amd_pipeline = amd_pass_adder("add_pipeline")
+    if amd_pipeline is not None:
+        from triton._C.libtriton import amd
+
+        out.append((amd.passes.ttgpuir, "add_pipeline"))
     return out
 
 

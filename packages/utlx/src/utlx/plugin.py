@@ -3,9 +3,14 @@
 Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pipeline:
 
 * after ``convert-triton-to-tritongpu``: lower the TLX placeholders to TTGIR (``utlx.compiler.lowering``);
-* after ``tritongpu-pipeline`` (NVIDIA): put back the cp.async wait counts the software pipeliner reset.
+* after ``tritongpu-pipeline`` (NVIDIA) and ``tritonamdgpu-pipeline`` (AMD): put back the async-copy wait
+  counts the software pipeliner reset;
+* in place of ``tritonamdgpu-canonicalize-pointers``: the stock pass, skipped for modules holding buffer ops a
+  TLX kernel built itself (``utlx.compiler.amd_passes``);
+* after the TTGIR stage's last ``symbol-dce``: AMD's warp-pipeline pass for kernels with
+  ``warp_pipeline_stage`` borders, and the ``dump_layout``/``assert_same_layout`` reports.
 
-Both passes return at once for kernels without TLX ops, so the plugin is enabled by default and plain
+Every pass returns at once for kernels without TLX ops, so the plugin is enabled by default and plain
 Triton kernels compile byte-identically. Without tritonx-core, :func:`ensure_active` falls back to
 utlx's own stages hook (``utlx.compiler.stages``).
 """
@@ -16,10 +21,12 @@ import os
 from typing import Any
 
 from utlx.__about__ import __version__
+from utlx.compiler.amd_passes import canonicalize_pointers_pass, end_of_ttgir_pass
 from utlx.compiler.stages import LOWERING_VERSION, install_standalone_hook, lowering_pass, restore_waits_pass
 
 NAME = "utlx"
-DESCRIPTION = "TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers"
+DESCRIPTION = ("TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers; "
+               "AMD buffer ops, direct-to-LDS copies, warp pipelines")
 
 
 def build_pipeline() -> Any:
@@ -29,6 +36,9 @@ def build_pipeline() -> Any:
     p = tritonx.Pipeline(NAME, description=DESCRIPTION, cache_key=lambda: LOWERING_VERSION)
     p.insert_after("convert-triton-to-tritongpu", lowering_pass, stage="ttgir", required=False)  # Gluon kernels skip it
     p.insert_after("tritongpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
+    p.insert_after("tritonamdgpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
+    p.replace("tritonamdgpu-canonicalize-pointers", canonicalize_pointers_pass, stage="ttgir", required=False)
+    p.insert_after("symbol-dce", end_of_ttgir_pass, stage="ttgir", occurrence=-1, required=False)
     return p
 
 

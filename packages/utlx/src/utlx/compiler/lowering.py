@@ -21,7 +21,8 @@ import triton.language as tl
 
 from utlx import compat
 
-from . import copy_width, drain, layouts, placeholder, warp_specialize
+from . import copy_probe, copy_width, drain, layouts, placeholder, warp_specialize
+from .downgrade import downgrade
 from .errors import UtlxCompileError, shared_memory_error
 from .placeholder import Placeholder
 from .target import SMEM_LIMITS, Target
@@ -43,6 +44,12 @@ class Lowering:
     probe: bool = False  # lowering a clone to measure cp.async widths (utlx.compiler.copy_width)
     desc_loads: dict[int, Any] | None = None  # tt.descriptor_load result id -> op (TMA anchors)
     async_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc written by cp.async
+    target: str = ""  # "hip:gfx950", "cuda:90", ... (the module's ttg.target)
+    copy_layouts: dict[int, Any] = field(default_factory=dict)  # id(placeholder) -> copy_probe.CopyLayout (AMD)
+    copy_routes: dict[int, str] = field(default_factory=dict)  # id(placeholder) -> "direct" / "staged" (AMD)
+    alloc_orders: dict[int, list[int]] = field(default_factory=dict)  # alloc uid -> order of its direct copies
+    pinned: dict[int, tuple[dict, Any]] = field(default_factory=dict)  # require_layout result id -> (spec, layout)
+    keep: set[int] = field(default_factory=set)  # id(placeholder) of markers that live to the end of ttgir
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -57,6 +64,18 @@ class Lowering:
     def fact(self, ph: Placeholder, i: int) -> dict:
         return self.facts.get(ph.handles[i].id(), {})
 
+    def convert(self, value: Any, dtype: Any, shape: list[int], layout: Any) -> Any:
+        """``value`` (a tensor of ``dtype`` x ``shape``) converted to register ``layout``."""
+        return self.builder.create_convert_layout(layouts.distributed_type(dtype, shape, layout).to_ir(self.builder),
+                                                  value)
+
+
+def remember_async_alloc(low: Lowering, ph: Placeholder) -> None:
+    """Note the allocation an asynchronous copy writes (copies in flight at its end are drained: drain.py)."""
+    root = low.fact(ph, 0).get("root")
+    if root is not None:
+        low.async_allocs[root.id()] = root
+
 
 def _dtype(name: str) -> Any:
     return tl.dtype(name)
@@ -68,6 +87,11 @@ def lower_module(module: Any, arch: str | None = None) -> int:
     if not found:
         return 0
     from triton._C.libtriton import ir
+
+    target = copy_width.target_of(str(module))
+    if target.startswith("hip"):
+        return _lower_found(module, found, arch, target=target,
+                            copy_layouts=copy_probe.probe(module, found) if _has_amd_copies(found) else {})
 
     if any(ph.name in ("async_descriptor_load", "async_descriptor_store") for ph in found):
         # TMA ops verify that descriptor and buffer layouts match, and descriptors get their layout
@@ -87,7 +111,53 @@ def lower_module(module: Any, arch: str | None = None) -> int:
         widths = copy_width.probe(module, uids,
                                   lambda m: _lower_found(m, placeholder.collect(m), arch, probe=True))
         staged = copy_width.narrow_copies(widths, _kernel_name(module), loads)
-    return _lower_found(module, found, arch, staged=staged)
+    return _lower_found(module, found, arch, staged=staged, target=target)
+
+
+def _has_amd_copies(found: list[Placeholder]) -> bool:
+    return any(ph.name in copy_probe.PROBED_OPS for ph in found)
+
+
+def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, Any]) -> None:
+    """Give each AMD copy its probed layout and decide which asynchronous copies go straight to LDS.
+
+    A copy into LDS is direct when the target has direct-to-LDS copies stock Triton lowers (gfx950), Triton's
+    analysis allows at least 4 bytes per lane, and (3.6) its buffer's layout is not a padded layout with
+    permuted bases; otherwise it is staged through registers (same values, synchronous) with a warning.
+    """
+    copies = [ph for ph in found if ph.name in copy_probe.PROBED_OPS]
+    for index, ph in enumerate(copies):
+        if index in probed:
+            low.copy_layouts[id(ph)] = probed[index]
+    alloc_of = layouts.alloc_of_views(found)
+    allocs = {ph.uid: ph for ph in found if ph.name == "local_alloc"}
+    kernel = _kernel_name(low.module)
+    for ph in found:
+        if ph.name not in layouts.ASYNC_COPY_OPS:
+            continue
+        copy = low.copy_layouts.get(id(ph))
+        alloc = allocs.get(alloc_of.get(ph.handles[0].id(), -1))
+        spec = alloc.attrs.get("layout") if alloc is not None else None
+        elem_bytes = max(1, tl.dtype(alloc.attrs["dtype"] if alloc is not None else ph.attrs.get("dtype", "fp16"))
+                         .primitive_bitwidth // 8)
+        reason = None
+        if low.target not in ("hip:gfx950",):
+            reason = (f"{low.target} has no direct-to-LDS copy that stock Triton lowers (CDNA3 moves 4 bytes per "
+                      "lane and stock enables them on gfx950 and gfx1250 only)")
+        elif copy is not None and copy.vector * elem_bytes < 4:
+            reason = (f"Triton's alignment analysis allows {copy.vector} element(s) ({copy.vector * elem_bytes} "
+                      "bytes) per lane; a direct-to-LDS copy moves 4 or 16")
+        elif spec and spec.get("kind") == "padded" and spec.get("offset_bases") is not None \
+                and not compat.DIRECT_TO_LDS_INTO_PERMUTED_PADDED:
+            reason = f"Triton {compat.triton_minor()} cannot copy straight into a padded layout with permuted bases"
+        if reason is None:
+            low.copy_routes[id(ph)] = "direct"
+            if alloc is not None and copy is not None:
+                low.alloc_orders.setdefault(alloc.uid, list(copy.order))
+        else:
+            low.copy_routes[id(ph)] = "staged"
+            downgrade(ph.name, f"in kernel '{kernel}' ({ph.describe()}) staged through registers: {reason}",
+                      target=low.target)
 
 
 def _kernel_name(module: Any) -> str:
@@ -98,12 +168,15 @@ def _kernel_name(module: Any) -> str:
 
 
 def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, probe: bool = False,
-                 staged: set[int] | None = None) -> int:
+                 staged: set[int] | None = None, target: str = "", copy_layouts: dict | None = None) -> int:
     from triton._C.libtriton import ir, passes
 
     gb = compat.make_gluon_builder(module.context, arch)
-    low = Lowering(module=module, builder=gb, probe=probe, staged=set(staged or ()))
-    low.roles = layouts.infer_alloc_roles(found)
+    low = Lowering(module=module, builder=gb, probe=probe, staged=set(staged or ()), target=target)
+    if target.startswith("hip"):
+        _plan_amd_copies(low, found, copy_layouts or {})
+    direct = {ph.uid for ph in found if low.copy_routes.get(id(ph)) == "direct"}
+    low.roles = layouts.infer_alloc_roles(found, direct)
     if not probe:
         _check_shared_memory(found)
     for ph in found:
@@ -123,7 +196,8 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
             _tag_wait(wait.get_result(0), gb, 0)
     true_attr = gb.get_bool_attr(True)
     for ph in found:
-        ph.result.set_attr("pure", true_attr)
+        if id(ph) not in low.keep:
+            ph.result.set_attr("pure", true_attr)
     pm = ir.pass_manager(module.context)
     passes.common.add_canonicalizer(pm)
     compat.run_passes(pm, module, "utlx-lowering-cleanup")
@@ -163,7 +237,10 @@ def _lower_local_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype = _dtype(a["dtype"])
     shape = list(a["shape"])
     role = low.roles.get(ph.uid, "")
-    layout = layouts.shared_layout(role, shape, dtype, a.get("target", ""))
+    if a.get("layout"):
+        layout = layouts.from_spec(a["layout"])
+    else:
+        layout = layouts.shared_layout(role, shape, dtype, a.get("target", ""), low.alloc_orders.get(ph.uid))
     full = [a["num"], *shape]
     ty = layouts.memdesc_type(dtype, full, layout, full).to_ir(low.builder)
     v = compat.create_local_alloc(low.builder, ty)
@@ -195,8 +272,19 @@ def _lower_local_slice(low: Lowering, ph: Placeholder) -> None:
 
 def _lower_local_load(low: Lowering, ph: Placeholder) -> None:
     src = low.handle(ph, 0, "source buffer")
-    v = low.builder.create_local_load(ph.result.get_type(), src)
-    _replace(ph, v)
+    gb = low.builder
+    spec = ph.attrs.get("layout")
+    if spec:
+        f = low.fact(ph, 0)
+        ty = layouts.distributed_type(f["dtype"], f["shape"], layouts.from_spec(spec)).to_ir(gb)
+        v = gb.create_local_load(ty, src)
+    else:
+        v = gb.create_local_load(ph.result.get_type(), src)
+    if ph.attrs.get("synced"):
+        # The AMD backend's own marker (Gluon's load_shared_relaxed sets it too): an async wait already orders
+        # this read after the direct-to-LDS copies, so no extra dependency or wait count is needed.
+        v.set_attr("ttg.amdg.syncedViaAsyncWait", gb.get_bool_attr(True))
+    _replace(ph, gb.create_convert_layout(ph.result.get_type(), v) if spec else v)
 
 
 def _lower_local_store(low: Lowering, ph: Placeholder) -> None:
@@ -219,7 +307,20 @@ def _lower_async_load(low: Lowering, ph: Placeholder) -> None:
     mask = ph.tensors[1] if a.get("mask") else None
     other = ph.tensors[2] if a.get("other") else None
     cache, evict, volatile = a.get("cache", ""), a.get("evict", ""), bool(a.get("volatile"))
-    if ph.uid in low.staged:
+    route = low.copy_routes.get(id(ph))
+    if route == "direct":
+        # AMD direct-to-LDS: the copy in the layout Triton's coalescing gives its pointers (copy_probe); the
+        # backend's coalesce-async-copy / convert-buffer-ops passes make it an LDS-compatible buffer copy.
+        copy = low.copy_layouts.get(id(ph))
+        if copy is not None:
+            dtype, shape = _dtype(a["dtype"]), list(a["shape"])
+            ptr = low.convert(ptr, tl.pointer_type(dtype), shape, copy.layout)
+            mask = low.convert(mask, tl.int1, shape, copy.layout) if mask is not None else None
+            other = low.convert(other, dtype, shape, copy.layout) if other is not None else None
+        compat.create_async_copy(gb, dst, ptr, mask, other, cache, evict, volatile)
+        remember_async_alloc(low, ph)
+        return
+    if ph.uid in low.staged or route == "staged":
         # Too narrow for cp.async (copy_width): a synchronous masked load (masked-off lanes read as 0,
         # or as ``other``, exactly what cp.async's zero fill gives) stored to the same buffer.
         gb.create_local_store(dst, compat.create_global_load(gb, ptr, mask, other, cache, evict, volatile))

@@ -21,7 +21,7 @@ from typing import Any
 
 from utlx import compat
 
-from . import copy_width, placeholder
+from . import amd_passes, copy_width, downgrade, placeholder
 from .lowering import lower_module, restore_async_waits
 
 _LOCK = threading.RLock()
@@ -42,7 +42,8 @@ def _source_digest() -> str:
 #: from the sources, so a changed lowering can never be served a binary the old one built (no manual bump
 #: to forget). It also names the async_load fallback mode (read once at import), so strict and fallback
 #: builds never share a cache entry.
-LOWERING_VERSION = f"utlx-lowering-{_source_digest()}" + ("" if copy_width.FALLBACK else "-strict-cp-async")
+LOWERING_VERSION = (f"utlx-lowering-{_source_digest()}" + ("" if copy_width.FALLBACK else "-strict-cp-async")
+                    + ("-strict-amd" if downgrade.STRICT else ""))
 
 
 def restore_waits_pass(module: Any, ctx: Any = None) -> None:
@@ -90,8 +91,15 @@ def _wrap_ttgir(stage: Any, options: Any, capability: Any) -> Any:
         lower_module(src, getattr(options, "arch", None))
         # Skip the conversion (done above) and Triton's software pipeliner: a TLX kernel pipelines
         # itself, and the pipeliner would rewrite its cp.async wait counts (see lowering.restore_async_waits).
-        with _LOCK, _skip_adders([compat.convert_to_ttgpuir_adder(), *compat.software_pipeliner_adders()]):
-            return stage(src, metadata)
+        skipped = [compat.convert_to_ttgpuir_adder(), *compat.software_pipeliner_adders()]
+        if capability is None and amd_passes.has_ops(src, amd_passes.BUFFER_OPS):
+            from triton._C.libtriton import amd
+
+            skipped.append((amd.passes.ttgpuir, "add_canonicalize_pointers"))  # see amd_passes
+        with _LOCK, _skip_adders(skipped):
+            out = stage(src, metadata)
+        amd_passes.end_of_ttgir_pass(out)
+        return out
 
     ttgir.__utlx_wrapped__ = True
     return ttgir
