@@ -472,6 +472,33 @@ def gpu_target_class() -> type:
     return GPUTarget
 
 
+#: Options of Meta's fork's ``HIPOptions`` that stock Triton lacks (launch/``triton.Config`` keywords), with the
+#: Python types they take. Register-allocation and scheduling controls of the fork's LLVM flags and TTGIR
+#: passes; ``llvm_fn_attrs`` is stock from 3.8.
+FORK_HIP_OPTIONS: dict[str, tuple[type, ...]] = {
+    "reverse_local_assignment": (bool,), "sink_insts_to_avoid_spills": (bool,),
+    "regclass_priority_trumps_globalness": (bool,), "disable_unclustered_high_rp_reschedule": (bool,),
+    "enable_sched_group_barrier_scheduler": (bool,), "sched_group_barrier_mfma_per_dwordx4": (int,),
+    "sched_group_barrier_required_region_count": (int,), "enable_tree_reduction": (bool,),
+    "launch_cluster": (bool,), "multicast": (bool,), "llvm_fn_attrs": (str, tuple, list), "schedule_hint": (str,),
+}
+
+
+@cache
+def hip_option_fields() -> frozenset[str]:
+    """The fields of this Triton's ``HIPOptions`` (empty when the AMD backend is missing)."""
+    try:
+        from triton.backends.amd.compiler import HIPOptions
+    except ImportError:  # a build without the AMD backend
+        return frozenset()
+    return frozenset(HIPOptions.__dataclass_fields__)
+
+
+def backend_is_hip(backend: Any) -> bool:
+    """Is ``backend`` (what ``JITFunction._pack_args`` receives) Triton's AMD backend?"""
+    return getattr(getattr(backend, "target", None), "backend", None) == "hip"
+
+
 # ---------------------------------------------------------------- interpreter (TRITON_INTERPRET=1)
 # The interpreter is private Triton API. Its shape is the same from 3.6 to 3.9 (``_patch_lang(fn)``
 # returning a restorable scope, ``FunctionRewriter.ast_transformer``, ``TensorHandle``,
@@ -569,6 +596,17 @@ def tensor_data(value: Any) -> Any:
     return value.handle.data
 
 
+def interpreter_builder_class() -> type:
+    """``InterpreterBuilder``: its ``create_dot(a, b, d, input_precision, max_num_imprecise_acc)`` computes
+    ``tl.dot`` on the CPU (same method and arguments on 3.6-3.9)."""
+    return interpreter().InterpreterBuilder
+
+
+def interpreter_tensor_handle(data: Any, dtype: Any) -> Any:
+    """An interpreter ``TensorHandle`` (numpy ``data`` in ``np_dtype(dtype)`` storage)."""
+    return interpreter().TensorHandle(data, dtype)
+
+
 def patch_lang_owner() -> tuple[ModuleType, str]:
     """Where the interpreter looks up ``_patch_lang`` on every launch (a module global)."""
     return interpreter(), "_patch_lang"
@@ -621,6 +659,45 @@ def uninstall_with_hook() -> None:
     if original is not None:
         CodeGenerator.visit_With = original
     _WITH_HOOK.pop("handler", None)
+
+
+_LISTCOMP_HOOK: dict[str, Any] = {}
+
+
+def install_listcomp_hook(handler: Callable[[Any, Any], Any]) -> None:
+    """Route ``CodeGenerator.visit_ListComp`` through ``handler(generator, node)`` first: it returns the
+    comprehension's value, or ``NotImplemented`` to let the stock method (tuple comprehensions only) run."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    original = _LISTCOMP_HOOK.setdefault("original", CodeGenerator.visit_ListComp)
+
+    def visit_ListComp(self: Any, node: Any) -> Any:
+        out = _LISTCOMP_HOOK["handler"](self, node)
+        return original(self, node) if out is NotImplemented else out
+
+    visit_ListComp.__utlx_hook__ = True
+    _LISTCOMP_HOOK["handler"] = handler
+    CodeGenerator.visit_ListComp = visit_ListComp
+
+
+def uninstall_listcomp_hook() -> None:
+    from triton.compiler.code_generator import CodeGenerator
+
+    original = _LISTCOMP_HOOK.pop("original", None)
+    if original is not None:
+        CodeGenerator.visit_ListComp = original
+    _LISTCOMP_HOOK.pop("handler", None)
+
+
+def codegen_comprehension(generator: Any, node: Any, items: list[Any]) -> Any:
+    """The tuple ``(elt for target in items)`` of a one-generator comprehension, traced item by item (as the
+    stock method does for tuples)."""
+    results = []
+    comp = node.generators[0]
+    for item in items:
+        generator.set_value(comp.target.id, item)
+        results.append(generator.visit(node.elt))
+    return tl.tuple(results)
 
 
 def with_hook_installed() -> bool:

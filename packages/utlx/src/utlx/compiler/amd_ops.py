@@ -188,16 +188,16 @@ def buffer_load_to_local(_semantic: Any, dest: Any, ptr: Any, offsets: Any, mask
 # ---------------------------------------------------------------- trace time: hints
 
 
-def _readfirstlane(_semantic: Any, x: tl.tensor) -> tl.tensor:
-    """``v_readfirstlane_b32`` of an i32 scalar (the result lives in a scalar register)."""
-    b = _semantic.builder
-    asm = b.create_inline_asm("v_readfirstlane_b32 $0, $1", "=s,v", [x.handle], [tl.int32.to_ir(b)], True, 1)
-    return tl.tensor(asm.get_result(0), tl.int32)
-
-
 @register_compiler_impl("assume_uniform")
 def assume_uniform(_semantic: Any, value: Any) -> tl.tensor:
-    """``value``, read from the first lane (``v_readfirstlane``) on AMD so it stays in scalar registers."""
+    """``value``, read from the first lane (``v_readfirstlane``) on AMD when it comes from memory.
+
+    Why only then: a scalar computed from kernel arguments and program ids is already wave-uniform for LLVM,
+    and Triton's alignment analysis still sees through it (so buffer ops on it stay vectorised); an inline-asm
+    ``v_readfirstlane`` would hide that. A value loaded from memory (the per-group base pointers of a grouped
+    GEMM) is where LLVM cannot prove uniformity and falls back to a waterfall loop per access; there the
+    read-first-lane keeps it in scalar registers, as Meta's fork's ``amdg.assume_uniform`` does.
+    """
     op = "assume_uniform"
     value = _c(value)
     if not isinstance(value, tl.tensor) or value.type.is_block():
@@ -207,20 +207,9 @@ def assume_uniform(_semantic: Any, value: Any) -> tl.tensor:
         raise UtlxCompileError(op, f"expects a scalar pointer or a 16/32/64-bit value, got {ty}")
     if not from_semantic(_semantic).is_hip:
         return value
-    s = _semantic
-    if ty.is_ptr() or ty.primitive_bitwidth == 64:
-        wide = s.cast(value, tl.int64) if ty.is_ptr() else s.bitcast(value, tl.int64)
-        lo = _readfirstlane(s, s.cast(wide, tl.int32))
-        hi = _readfirstlane(s, s.cast(s.lshr(wide, s.to_tensor(32)), tl.int32))
-        lo64 = s.cast(s.bitcast(lo, tl.uint32), tl.uint64)
-        joined = s.or_(s.shl(s.cast(hi, tl.int64), s.to_tensor(32)), s.bitcast(lo64, tl.int64))
-        return s.cast(joined, ty) if ty.is_ptr() else s.bitcast(joined, ty)
-    bits = tl.int32 if ty.primitive_bitwidth == 32 else tl.int16
-    as_int = s.bitcast(value, bits) if ty.is_floating() or ty != bits else value
-    wide = s.cast(as_int, tl.int32) if bits != tl.int32 else as_int
-    got = _readfirstlane(s, wide)
-    got = s.cast(got, bits) if bits != tl.int32 else got
-    return s.bitcast(got, ty) if got.dtype != ty else got
+    h = placeholder.emit(_semantic, op, {"bits": 64 if ty.is_ptr() else ty.primitive_bitwidth}, handles=[value.handle],
+                         result=ty)
+    return tl.tensor(h, ty)
 
 
 @register_compiler_impl("amd_sched_barrier")
@@ -430,7 +419,13 @@ def _lower_buffer_load_to_local(low: Lowering, ph: Placeholder) -> None:
     parts = _parts(ph)
     pinned = low.pinned.get(parts["offsets"].id())
     route = low.copy_routes.get(id(ph), "staged")
-    if route == "pinned" and pinned is not None:
+    if route == "direct" and pinned is not None:
+        route = "pinned" if pinned[1] is not None else "staged"
+        if route == "staged":
+            downgrade(ph.name, f"staged through registers ({ph.describe()}): its offsets were pinned to a layout "
+                      "stock Triton cannot build, and in the layout the compiler picks instead the lanes do not "
+                      "write consecutive LDS addresses", target=low.target)
+    if route == "pinned":
         layout = pinned[1]
         parts = _in_layout(low, parts, layout, elem, shape)
         compat.create_buffer_load_to_local(gb, dst, base, parts["offsets"], parts.get("mask"), parts.get("other"),
@@ -453,6 +448,56 @@ def _lower_buffer_load_to_local(low: Lowering, ph: Placeholder) -> None:
     remember_async_alloc(low, ph)
 
 
+def _defined_by_load(low: Lowering, value: Any, depth: int = 12) -> bool:
+    """Does ``value`` depend on a ``tt.load`` (within ``depth`` defining ops)?"""
+    if low.defining_ops is None:
+        low.defining_ops = {}
+
+        def visit(op: Any) -> None:
+            for i in range(op.get_num_results()):
+                low.defining_ops[op.get_result(i).id()] = op
+
+        low.module.walk(visit)
+    op = low.defining_ops.get(value.id())
+    if op is None or depth == 0:
+        return False
+    if op.get_name() in ("tt.load", "amdg.buffer_load"):
+        return True
+    return any(_defined_by_load(low, op.get_operand(i), depth - 1) for i in range(op.get_num_operands()))
+
+
+def _first_lane(gb: Any, x: Any) -> Any:
+    """``v_readfirstlane_b32`` of an i32 scalar (the result lives in a scalar register)."""
+    return gb.create_inline_asm("v_readfirstlane_b32 $0, $1", "=s,v", [x], [gb.get_int32_ty()], True, 1).get_result(0)
+
+
+def _lower_assume_uniform(low: Lowering, ph: Placeholder) -> None:
+    value = ph.handles[0]
+    if not _defined_by_load(low, value):
+        ph.result.replace_all_uses_with(value)
+        return
+    gb = low.builder
+    ty = value.get_type()
+    bits = int(ph.attrs["bits"])
+    i32, i64 = gb.get_int32_ty(), gb.get_int64_ty()
+    if bits == 64:
+        is_ptr = str(ty).startswith("!tt.ptr")
+        wide = gb.create_ptr_to_int(value, i64) if is_ptr else gb.create_bitcast(value, i64)
+        lo = _first_lane(gb, gb.create_int_cast(wide, i32, False))
+        hi = _first_lane(gb, gb.create_int_cast(gb.create_lshr(wide, gb.get_int64(32)), i32, False))
+        joined = gb.create_or(gb.create_shl(gb.create_int_cast(hi, i64, False), gb.get_int64(32)),
+                              gb.create_int_cast(lo, i64, False))
+        out = gb.create_int_to_ptr(joined, ty) if is_ptr else gb.create_bitcast(joined, ty)
+    else:
+        narrow = i32 if bits == 32 else gb.get_int16_ty()
+        as_int = gb.create_bitcast(value, narrow) if not str(ty).startswith("i") else value
+        wide = gb.create_int_cast(as_int, i32, False) if bits != 32 else as_int
+        got = _first_lane(gb, wide)
+        got = gb.create_int_cast(got, narrow, False) if bits != 32 else got
+        out = gb.create_bitcast(got, ty) if not str(ty).startswith("i") else got
+    ph.result.replace_all_uses_with(out)
+
+
 def _lower_sched_barrier(low: Lowering, ph: Placeholder) -> None:
     low.builder.create_amd_sched_barrier(int(ph.attrs["mask"]))
 
@@ -462,6 +507,7 @@ def _lower_warp_pipeline_border(low: Lowering, ph: Placeholder) -> None:
 
 
 LOWERINGS.update({
+    "assume_uniform": _lower_assume_uniform,
     "buffer_load": _lower_buffer_load,
     "buffer_store": _lower_buffer_store,
     "buffer_atomic_add": _lower_buffer_atomic_add,

@@ -6,10 +6,13 @@
   itself (``tlx.buffer_load`` and friends) makes it fail ("failed to legalize operation 'amdg.buffer_load'
   that was explicitly marked illegal"). Meta's fork has its own passes for this; Gluon kernels skip it.
   Kernels without such ops compile exactly as stock.
-* :func:`end_of_ttgir_pass` runs after the stage's last ``symbol-dce``: AMD's warp-pipeline pass when the
-  kernel has ``warp_pipeline_stage`` borders (stock runs it only for Gluon kernels; Meta's fork puts it last
-  in the stage so that the cleanup passes do not strip the priority markers), then the
-  ``dump_layout`` / ``assert_same_layout`` reporter (``layout_ops.report_markers``).
+* :func:`end_of_ttgir_pass` runs after the stage's last ``symbol-dce``: it puts the kernel's async-copy wait
+  counts back once more (on AMD, ``tritonamdgpu-convert-buffer-ops`` recomputes every wait from async tokens
+  after the pipeliner, and TLX waits carry none: without this each ``async_load_wait_group(n)`` became a
+  wait for everything), runs AMD's warp-pipeline pass when the kernel has ``warp_pipeline_stage`` borders
+  (stock runs it only for Gluon kernels; Meta's fork puts it last in the stage so that the cleanup passes do
+  not strip the priority markers), then the ``dump_layout`` / ``assert_same_layout`` reporter
+  (``layout_ops.report_markers``).
 
 Both return at once for modules without utlx ops.
 """
@@ -21,6 +24,7 @@ from typing import Any
 from utlx import compat
 
 from . import layout_ops
+from .lowering import restore_async_waits
 
 #: The AMD buffer ops a TLX kernel can build itself (``amd_ops``).
 BUFFER_OPS = ("amdg.buffer_load", "amdg.buffer_store", "amdg.buffer_atomic_rmw", "amdg.buffer_load_to_local")
@@ -77,5 +81,6 @@ def run_warp_pipeline(module: Any) -> bool:
 
 def end_of_ttgir_pass(module: Any, ctx: Any = None) -> None:
     """tritonx Python pass after the TTGIR stage's last ``symbol-dce`` (see the module doc)."""
+    restore_async_waits(module)
     run_warp_pipeline(module)
     layout_ops.report_markers(module)

@@ -54,10 +54,11 @@ def require_layout(_semantic: Any, x: Any, layout: Any, pin: Any = True,
             raise UtlxCompileError(op, f"'{name}' must be a compile-time bool, got {_show(flag)}")
     target = from_semantic(_semantic)
     spec = register_layout_spec(op, _c(layout), _shape(x), target)
-    if spec is None:
-        return x
-    h = placeholder.emit(_semantic, op, {"layout": spec, "dtype": str(x.dtype), "shape": _shape(x)}, tensors=[x],
-                         result=x.type)
+    # A layout stock Triton cannot build is dropped (register_layout_spec warned); the placeholder still
+    # marks the value, so that a direct-to-LDS copy addressed by it is staged (amd_ops: its lanes would not
+    # write consecutive LDS addresses in any layout the compiler picks instead).
+    attrs = {"layout": spec, "dtype": str(x.dtype), "shape": _shape(x)}
+    h = placeholder.emit(_semantic, op, attrs, tensors=[x], result=x.type)
     return tl.tensor(h, x.type)
 
 
@@ -185,6 +186,11 @@ def dot_scaled(_semantic: Any, lhs: Any, lhs_scale: Any, lhs_format: Any, rhs: A
 def _lower_require_layout(low: Lowering, ph: Placeholder) -> None:
     gb = low.builder
     spec = ph.attrs["layout"]
+    if spec is None:  # dropped (see require_layout): a fresh value, so that only this use counts as pinned
+        same = gb.create_convert_layout(ph.result.get_type(), ph.tensors[0])
+        low.pinned[same.id()] = (None, None)
+        ph.result.replace_all_uses_with(same)
+        return
     layout = layouts.from_spec(spec)
     pinned = low.convert(ph.tensors[0], tl.dtype(ph.attrs["dtype"]), list(ph.attrs["shape"]), layout)
     back = gb.create_convert_layout(ph.result.get_type(), pinned)

@@ -50,6 +50,7 @@ class Lowering:
     alloc_orders: dict[int, list[int]] = field(default_factory=dict)  # alloc uid -> order of its direct copies
     pinned: dict[int, tuple[dict, Any]] = field(default_factory=dict)  # require_layout result id -> (spec, layout)
     keep: set[int] = field(default_factory=set)  # id(placeholder) of markers that live to the end of ttgir
+    defining_ops: dict[int, Any] | None = None  # value id -> the op defining it (built on first use)
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -118,6 +119,10 @@ def _has_amd_copies(found: list[Placeholder]) -> bool:
     return any(ph.name in copy_probe.PROBED_OPS for ph in found)
 
 
+#: Lanes of a gfx9 wave (one direct-to-LDS copy writes WAVE x bytes-per-lane contiguous bytes of LDS).
+WAVE = 64
+
+
 def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, Any]) -> None:
     """Give each AMD copy its probed layout and decide which asynchronous copies go straight to LDS.
 
@@ -150,6 +155,12 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
         elif spec and spec.get("kind") == "padded" and spec.get("offset_bases") is not None \
                 and not compat.DIRECT_TO_LDS_INTO_PERMUTED_PADDED:
             reason = f"Triton {compat.triton_minor()} cannot copy straight into a padded layout with permuted bases"
+        elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < \
+                WAVE * (copy.vector * elem_bytes if copy is not None else 16):
+            wave_bytes = WAVE * (copy.vector * elem_bytes if copy is not None else 16)
+            reason = (f"its buffer's padded layout pads every {min(p[0] for p in spec['pairs'])} elements, inside the "
+                      f"{wave_bytes} contiguous bytes one wave writes per direct-to-LDS copy (pad every "
+                      f"{wave_bytes // elem_bytes} elements or more)")
         if reason is None:
             low.copy_routes[id(ph)] = "direct"
             if alloc is not None and copy is not None:

@@ -298,34 +298,36 @@ class padded_shared_layout_encoding(shared_layout_encoding):
         self.numCTAOrder = [_int(v) for v in numCTAOrder]
         self.offset_bases = None if offset_bases is None else _int_lists(offset_bases)
         self.block_bases = None if block_bases is None else _int_lists(block_bases)
+        rank = len(self.shape)
+        if not rank or len(self.order) != rank or sorted(self.order) != list(range(rank)):
+            raise ValueError(f"padded_shared_layout_encoding: order {self.order} is not a permutation of the "
+                             f"{rank} dimensions of shape {self.shape}")
+        if self.offset_bases is not None and not self.offset_bases:
+            raise ValueError("padded_shared_layout_encoding: offset_bases must be non-empty")
+        for basis in (self.offset_bases or []) + (self.block_bases or []):
+            if len(basis) != rank:
+                raise ValueError(f"padded_shared_layout_encoding: basis {basis} does not have rank {rank}")
 
+    # The two builders run inside @jit code (constexpr functions): Triton hashes their source and accepts
+    # references to builtins and classes only, so the checks and conversions are in __init__.
     @staticmethod
     @constexpr_function
     def with_bases(interval_padding_pairs, offset_bases, shape, block_bases=None):
         """``#ttg.padded_shared<[i:+p, ...] {offset = offset_bases, block = block_bases}>`` over ``shape``."""
-        shape = [_int(s) for s in tl._unwrap_if_constexpr(shape)]
         rank = len(shape)
-        offsets = _int_lists(offset_bases)
-        blocks = _int_lists(block_bases or [])
-        if not rank or not offsets:
-            raise ValueError("padded_shared_layout_encoding.with_bases: shape and offset_bases must be non-empty")
-        for basis in offsets + blocks:
-            if len(basis) != rank:
-                raise ValueError(f"padded_shared_layout_encoding.with_bases: basis {basis} does not have rank {rank}")
-        pairs = _int_lists(interval_padding_pairs)
-        return padded_shared_layout_encoding([p[0] for p in pairs], [p[1] for p in pairs],
-                                             list(reversed(range(rank))), shape, [1] * rank, [1] * rank,
-                                             list(range(rank)), offset_bases=offsets, block_bases=blocks)
+        return padded_shared_layout_encoding([p[0] for p in interval_padding_pairs],
+                                             [p[1] for p in interval_padding_pairs], list(reversed(range(rank))),
+                                             shape, [1] * rank, [1] * rank, list(range(rank)),
+                                             offset_bases=offset_bases, block_bases=block_bases or [])
 
     @staticmethod
     @constexpr_function
     def with_identity_for(interval_padding_pairs, shape, order=None):
         """The identity padded layout of ``shape`` (``order``: fastest axis first, row-major by default)."""
-        shape = [_int(s) for s in tl._unwrap_if_constexpr(shape)]
         rank = len(shape)
-        order = list(reversed(range(rank))) if order is None else [_int(d) for d in tl._unwrap_if_constexpr(order)]
-        pairs = _int_lists(interval_padding_pairs)
-        return padded_shared_layout_encoding([p[0] for p in pairs], [p[1] for p in pairs], order, shape,
+        return padded_shared_layout_encoding([p[0] for p in interval_padding_pairs],
+                                             [p[1] for p in interval_padding_pairs],
+                                             list(reversed(range(rank))) if order is None else order, shape,
                                              [1] * rank, [1] * rank, list(range(rank)))
 
     def make_permute(self, dims):
