@@ -13,9 +13,8 @@ import re
 import warnings
 
 import pytest
-from _helpers import compile_kernel
-
 import utlx.kernels.amd_tlx as k
+from _helpers import compile_kernel
 from utlx import compat
 from utlx.compiler.copy_width import UtlxPerformanceWarning
 

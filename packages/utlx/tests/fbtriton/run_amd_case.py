@@ -53,10 +53,9 @@ def run_case(case_id: str) -> dict:
     import fbtriton_checkout
     import torch
     import tutorial_package
+    import utlx  # noqa: F401  (the implementation under test: provides triton.language.extra.tlx)
     from compile_only_gpu import compile_only_gpu
     from triton.backends.compiler import GPUTarget
-
-    import utlx  # noqa: F401  (the implementation under test: provides triton.language.extra.tlx)
 
     case = amd_cases.BY_ID[case_id]
     tutorials = fbtriton_checkout.tutorials_dir()

@@ -30,7 +30,6 @@ import expected_amd  # noqa: E402
 import fbtriton_checkout  # noqa: E402
 import run_amd_case  # noqa: E402
 from expected import KnownFirstError  # noqa: E402
-
 from utlx import compat  # noqa: E402
 
 MINOR = compat.triton_minor()
