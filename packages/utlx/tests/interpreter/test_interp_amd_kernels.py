@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 import torch
 import triton
-
 import utlx.kernels.amd_tlx as k
 from utlx import compat
 

@@ -25,6 +25,7 @@ import triton.language as tl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
 import gemm_sweep as G
 
+
 def _cases() -> list[tuple[str, G.Tile, str]]:
     seen = set()
     out = []
