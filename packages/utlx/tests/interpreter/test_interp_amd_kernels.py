@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 import triton
+import triton.language as tl
+import utlx as tlx
 import utlx.kernels.amd_tlx as k
 from utlx import compat
 
@@ -98,3 +100,29 @@ def test_gather_scatter_kernel():
     want = torch.zeros(m, n).scatter_(0, perm.long(), x)
     assert torch.equal(y, want)
     assert torch.equal(g, want.gather(0, idx.long()))
+
+
+@triton.jit
+def _direct_copy(x_ptr, y_ptr, BLOCK: tl.constexpr, WAIT: tl.constexpr):
+    buf = tlx.local_alloc((BLOCK,), tl.float32, 1)
+    offs = tl.arange(0, BLOCK)
+    tlx.buffer_load_to_local(buf[0], x_ptr, offs)
+    tlx.async_load_commit_group()
+    if WAIT:
+        tlx.async_load_wait_group(0)
+    tl.store(y_ptr + offs, tlx.local_load(buf[0], relaxed=True))
+
+
+def test_buffer_load_to_local_is_an_async_copy_for_the_hazard_checker():
+    """``relaxed=True`` says a wait came first; it does not make a read before the wait safe."""
+    from utlx.interpreter import UtlxHazardError
+
+    x, y = torch.randn(64, generator=_gen(12)), torch.zeros(64)
+    _direct_copy[(1,)](x, y, BLOCK=64, WAIT=True)
+    assert torch.equal(y, x)
+    with pytest.raises(Exception) as info:
+        _direct_copy[(1,)](x, y, BLOCK=64, WAIT=False)
+    exc = info.value
+    while exc is not None and not isinstance(exc, UtlxHazardError):
+        exc = exc.__cause__ or exc.__context__
+    assert exc is not None and "has not been waited for" in str(exc), info.value
