@@ -419,12 +419,8 @@ def _lower_buffer_load_to_local(low: Lowering, ph: Placeholder) -> None:
     parts = _parts(ph)
     pinned = low.pinned.get(parts["offsets"].id())
     route = low.copy_routes.get(id(ph), "staged")
-    if route == "direct" and pinned is not None:
-        route = "pinned" if pinned[1] is not None else "staged"
-        if route == "staged":
-            downgrade(ph.name, f"staged through registers ({ph.describe()}): its offsets were pinned to a layout "
-                      "stock Triton cannot build, and in the layout the compiler picks instead the lanes do not "
-                      "write consecutive LDS addresses", target=low.target)
+    if route == "direct" and pinned is not None and pinned[1] is not None:
+        route = "pinned"  # (a dropped pin was staged when the copies were planned)
     if route == "pinned":
         layout = pinned[1]
         parts = _in_layout(low, parts, layout, elem, shape)

@@ -68,13 +68,21 @@ def pointer_tensor(gb: Any, base: Any, offsets: Any, elem: Any, shape: list[int]
     return gb.create_addptr(gb.create_splat(ty, base), offsets)
 
 
-def _add_probe(gb: Any, ph: Placeholder, index: int, uniform: dict[int, Any]) -> None:
+#: Placeholders whose result is their first operand's value (``assume_uniform``: the scalar handle;
+#: ``require_layout``: the tensor). Still opaque inline asm in the clone, so the probe looks through them.
+PASS_THROUGH = ("assume_uniform", "require_layout")
+
+
+def _through(value: Any, passing: dict[int, Any]) -> Any:
+    while value is not None and value.id() in passing:
+        value = passing[value.id()]
+    return value
+
+
+def _add_probe(gb: Any, ph: Placeholder, index: int, passing: dict[int, Any]) -> None:
     import triton.language as tl
 
-    base, offsets, mask = pointer_operands(ph)
-    if base is not None:
-        # assume_uniform is still an opaque placeholder here; the analysis must see the pointer it passes on
-        base = uniform.get(base.id(), base)
+    base, offsets, mask = (_through(v, passing) for v in pointer_operands(ph))
     ptr = offsets if base is None else pointer_tensor(gb, base, offsets, tl.dtype(ph.attrs["dtype"]),
                                                       list(ph.attrs["shape"]))
     loaded = compat.create_global_load(gb, ptr, mask, None)
@@ -94,10 +102,11 @@ def probe(module: Any, found: list[Placeholder]) -> dict[int, CopyLayout]:
     if [ph.uid for ph in cloned] != [ph.uid for ph in copies]:  # the text round trip must keep the order
         return {}
     gb = compat.make_gluon_builder(clone.context)
-    uniform = {ph.result.id(): ph.handles[0] for ph in placeholder.collect(clone) if ph.name == "assume_uniform"}
+    passing = {ph.result.id(): (ph.handles + ph.tensors)[0] for ph in placeholder.collect(clone)
+               if ph.name in PASS_THROUGH}
     for index, ph in enumerate(cloned):
         gb.set_insertion_point_after(ph.op)
-        _add_probe(gb, ph, index, uniform)
+        _add_probe(gb, ph, index, passing)
     pm = ir.pass_manager(clone.context)
     passes.ttgpuir.add_coalesce(pm)
     compat.run_passes(pm, clone, "utlx-amd-copy-probe")

@@ -136,17 +136,26 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
             low.copy_layouts[id(ph)] = probed[index]
     alloc_of = layouts.alloc_of_views(found)
     allocs = {ph.uid: ph for ph in found if ph.name == "local_alloc"}
+    # offsets pinned by require_layout to a layout stock can build: the copy is built in that layout (the
+    # kernel's choice of per-lane vector, as in the fork), whatever coalescing would pick
+    pins = {ph.result.id(): bool(ph.attrs.get("layout")) for ph in found if ph.name == "require_layout"}
     kernel = _kernel_name(low.module)
     for ph in found:
         if ph.name not in layouts.ASYNC_COPY_OPS:
             continue
         copy = low.copy_layouts.get(id(ph))
+        pin = pins.get(ph.tensors[0].id()) if ph.name == "buffer_load_to_local" else None
+        if pin:
+            copy = None
         alloc = allocs.get(alloc_of.get(ph.handles[0].id(), -1))
         spec = alloc.attrs.get("layout") if alloc is not None else None
         elem_bytes = max(1, tl.dtype(alloc.attrs["dtype"] if alloc is not None else ph.attrs.get("dtype", "fp16"))
                          .primitive_bitwidth // 8)
         reason = None
-        if low.target not in ("hip:gfx950",):
+        if pin is False:
+            reason = ("its offsets were pinned to a layout stock Triton cannot build, and in the layout the compiler "
+                      "picks instead the lanes do not write consecutive LDS addresses")
+        elif low.target not in ("hip:gfx950",):
             reason = (f"{low.target} has no direct-to-LDS copy that stock Triton lowers (CDNA3 moves 4 bytes per "
                       "lane and stock enables them on gfx950 and gfx1250 only)")
         elif copy is not None and copy.vector * elem_bytes < 4:
