@@ -455,6 +455,12 @@ def autotuner_class() -> type:
     return Autotuner
 
 
+#: Triton 3.9's ``Autotuner.__init__`` rejects ``key`` names that are not kernel arguments; the fork (and
+#: Triton 3.6-3.8) ignore them when computing the tuning key. ``Autotuner.__init__(self, fn, arg_names, configs,
+#: key, ...)`` has the same positional parameters on 3.6-3.9.
+AUTOTUNER_REJECTS_UNKNOWN_KEYS = version_at_least(3, 9)
+
+
 def launch_options_hook() -> tuple[type, str]:
     """Where a launch's keyword options are checked, on the compile (cache-miss) path only:
     ``JITFunction._pack_args(backend, kwargs, ...)`` rejects keywords that are neither parameters nor

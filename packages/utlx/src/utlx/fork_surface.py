@@ -8,7 +8,9 @@ LLVM register-allocation and scheduling controls of the fork, so on AMD launches
 dropped (no effect on stock Triton, documented in docs/utlx.md). And one of them builds tuples with a list
 comprehension over ``range(N)`` (``[tlx.local_alloc(...) for _ in range(n)]``), which the fork's code
 generator accepts and stock's does not (tuple comprehensions only): utlx accepts a comprehension over a
-``range`` of compile-time ints, as the fork does. Each addition here checks
+``range`` of compile-time ints, as the fork does. And some list autotune ``key`` names that are not kernel
+arguments, which the fork ignores (as Triton 3.6-3.8 do) and Triton 3.9 rejects at import: utlx leaves such
+names out of the key on 3.9, as the others never used them. Each addition here checks
 :func:`utlx.plugin.enabled` when it is used, so it is gone again (stock Triton's behaviour and errors) once
 utlx is disabled (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx, or ``tritonx.disable_plugins``);
 with utlx disabled in the environment at import, nothing is patched at all. Where the classes and methods
@@ -120,6 +122,15 @@ def _config_str(original: Callable[..., Any]) -> Callable[..., Any]:
 # ---------------------------------------------------------------------------------------- autotuner
 
 
+def _autotuner_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    def __init__(self: Any, fn: Any, arg_names: Any, configs: Any, key: Any, *args: Any, **kwargs: Any) -> None:
+        if enabled() and _compat.AUTOTUNER_REJECTS_UNKNOWN_KEYS and key:
+            key = [name for name in key if name in arg_names]  # never part of a tuning key before 3.9
+        original(self, fn, arg_names, configs, key, *args, **kwargs)
+
+    return __init__
+
+
 def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
     def prune_configs(self: Any, kwargs: dict[str, Any]) -> list[Any]:
         configs = original(self, kwargs)
@@ -226,6 +237,7 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (config, "all_kwargs", _config_all_kwargs),
         (config, "__str__", _config_str),
         (_compat.autotuner_class(), "prune_configs", _prune_configs),
+        (_compat.autotuner_class(), "__init__", _autotuner_init),
         (owner, name, _pack_args),
     ]
 
