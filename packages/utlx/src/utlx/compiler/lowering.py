@@ -164,12 +164,12 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
         elif spec and spec.get("kind") == "padded" and spec.get("offset_bases") is not None \
                 and not compat.DIRECT_TO_LDS_INTO_PERMUTED_PADDED:
             reason = f"Triton {compat.triton_minor()} cannot copy straight into a padded layout with permuted bases"
-        elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < \
-                WAVE * (copy.vector * elem_bytes if copy is not None else 16):
-            wave_bytes = WAVE * (copy.vector * elem_bytes if copy is not None else 16)
-            reason = (f"its buffer's padded layout pads every {min(p[0] for p in spec['pairs'])} elements, inside the "
-                      f"{wave_bytes} contiguous bytes one wave writes per direct-to-LDS copy (pad every "
-                      f"{wave_bytes // elem_bytes} elements or more)")
+        elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < WAVE * 4:
+            # The backend narrows a copy to fit its buffer's padding, down to 4 bytes per lane; a wave then
+            # writes 256 contiguous bytes, which a padding interval may not split.
+            reason = (f"its buffer's padded layout pads every {min(p[0] for p in spec['pairs'])} elements, inside "
+                      f"the {WAVE * 4} contiguous bytes one wave writes per direct-to-LDS copy of 4 bytes per lane "
+                      f"(pad every {WAVE * 4 // elem_bytes} elements or more)")
         if reason is None:
             low.copy_routes[id(ph)] = "direct"
             if alloc is not None and copy is not None:
