@@ -29,6 +29,7 @@ def table(minor: str) -> dict[str, str]:
 
 
 def normalise(error: str) -> str:
-    """An error line without what changes from run to run (object addresses, temporary paths)."""
+    """An error line without what changes from run to run (object addresses, temporary paths), cut to 200
+    characters (long compiler messages repeat their advice)."""
     error = re.sub(r"0x[0-9a-f]+", "0x…", error)
-    return re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", error)
+    return re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", error)[:200]
