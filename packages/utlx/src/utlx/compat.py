@@ -169,9 +169,12 @@ def amd_pass_adder(name: str) -> Any:
     return getattr(amd.passes.ttgpuir, name, None)
 
 
-#: Triton 3.6's AMD backend leaves a direct-to-LDS copy into a padded shared layout with permuted offset
-#: bases unlowered (an ``unrealized_conversion_cast`` reaches LLVM translation); 3.7+ lowers the same IR.
-DIRECT_TO_LDS_INTO_PERMUTED_PADDED = version_at_least(3, 7)
+#: Triton 3.6 and 3.7 leave a direct-to-LDS copy into a padded shared layout with permuted offset bases
+#: unlowered (an ``unrealized_conversion_cast`` reaches LLVM translation); 3.8+ lowers the same IR.
+DIRECT_TO_LDS_INTO_PERMUTED_PADDED = version_at_least(3, 8)
+#: From 3.8 the AMD backend narrows a direct-to-LDS copy (down to 4 bytes per lane) so that one wave's copy
+#: fits between two paddings; 3.6 and 3.7 keep the copy's width (one wave then writes 64 x its lane bytes).
+DIRECT_TO_LDS_NARROWS_TO_PADDING = version_at_least(3, 8)
 
 
 def create_buffer_load_to_local(builder: Any, smem: Any, base: Any, offsets: Any, mask: Any | None,

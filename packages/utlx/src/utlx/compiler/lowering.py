@@ -123,6 +123,13 @@ def _has_amd_copies(found: list[Placeholder]) -> bool:
 WAVE = 64
 
 
+def _lane_bytes(copy: Any, elem_bytes: int) -> int:
+    """Bytes per lane of a direct-to-LDS copy as the backend will emit it (see compat)."""
+    if compat.DIRECT_TO_LDS_NARROWS_TO_PADDING:
+        return 4
+    return copy.vector * elem_bytes if copy is not None else 16
+
+
 def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, Any]) -> None:
     """Give each AMD copy its probed layout and decide which asynchronous copies go straight to LDS.
 
@@ -164,12 +171,14 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
         elif spec and spec.get("kind") == "padded" and spec.get("offset_bases") is not None \
                 and not compat.DIRECT_TO_LDS_INTO_PERMUTED_PADDED:
             reason = f"Triton {compat.triton_minor()} cannot copy straight into a padded layout with permuted bases"
-        elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < WAVE * 4:
-            # The backend narrows a copy to fit its buffer's padding, down to 4 bytes per lane; a wave then
-            # writes 256 contiguous bytes, which a padding interval may not split.
+        elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < \
+                WAVE * _lane_bytes(copy, elem_bytes):
+            # One wave writes WAVE x lane-bytes contiguous bytes per copy, which a padding interval may not split.
+            # From 3.8 the backend narrows the copy to fit (down to 4 bytes per lane); before, it keeps its width.
+            run = WAVE * _lane_bytes(copy, elem_bytes)
             reason = (f"its buffer's padded layout pads every {min(p[0] for p in spec['pairs'])} elements, inside "
-                      f"the {WAVE * 4} contiguous bytes one wave writes per direct-to-LDS copy of 4 bytes per lane "
-                      f"(pad every {WAVE * 4 // elem_bytes} elements or more)")
+                      f"the {run} contiguous bytes one wave writes per direct-to-LDS copy (pad every "
+                      f"{run // elem_bytes} elements or more)")
         if reason is None:
             low.copy_routes[id(ph)] = "direct"
             if alloc is not None and copy is not None:
