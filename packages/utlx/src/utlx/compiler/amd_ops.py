@@ -37,7 +37,7 @@ from utlx.language._dispatch import register_compiler_impl
 from . import layouts, placeholder, values
 from .downgrade import downgrade
 from .errors import UtlxCompileError
-from .lowering import LOWERINGS, Lowering, remember_async_alloc
+from .lowering import LOWERINGS, Lowering, dtype_of_name, remember_async_alloc
 from .ops import _c, _expect, _show
 from .placeholder import Placeholder
 from .target import Target, from_semantic
@@ -368,7 +368,7 @@ def _in_layout(low: Lowering, parts: dict[str, Any], layout: Any, elem: Any, sha
 def _lower_buffer_load(low: Lowering, ph: Placeholder) -> None:
     a = ph.attrs
     gb = low.builder
-    elem, shape = tl.dtype(a["dtype"]), list(a["shape"])
+    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     copy = low.copy_layouts.get(id(ph))
     parts = _parts(ph)
     layout = copy.layout if copy is not None else gb.get_gluon_layout_from_tensor(parts["offsets"])
@@ -382,7 +382,7 @@ def _lower_buffer_load(low: Lowering, ph: Placeholder) -> None:
 def _lower_buffer_store(low: Lowering, ph: Placeholder) -> None:
     a = ph.attrs
     gb = low.builder
-    elem, shape = tl.dtype(a["dtype"]), list(a["shape"])
+    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     copy = low.copy_layouts.get(id(ph))
     parts = _parts(ph)
     layout = copy.layout if copy is not None else gb.get_gluon_layout_from_tensor(parts["offsets"])
@@ -396,7 +396,7 @@ def _lower_buffer_atomic_add(low: Lowering, ph: Placeholder) -> None:
 
     a = ph.attrs
     gb = low.builder
-    elem, shape = tl.dtype(a["dtype"]), list(a["shape"])
+    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     copy = low.copy_layouts.get(id(ph))
     parts = _parts(ph)
     layout = copy.layout if copy is not None else gb.get_gluon_layout_from_tensor(parts["offsets"])
@@ -415,7 +415,7 @@ def _lower_buffer_load_to_local(low: Lowering, ph: Placeholder) -> None:
     gb = low.builder
     dst = low.handle(ph, 0, "destination buffer")
     base = ph.handles[1]
-    elem, shape = tl.dtype(a["dtype"]), list(a["shape"])
+    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     parts = _parts(ph)
     pinned = low.pinned.get(parts["offsets"].id())
     route = low.copy_routes.get(id(ph), "staged")

@@ -80,10 +80,10 @@ def _through(value: Any, passing: dict[int, Any]) -> Any:
 
 
 def _add_probe(gb: Any, ph: Placeholder, index: int, passing: dict[int, Any]) -> None:
-    import triton.language as tl
+    from .lowering import dtype_of_name
 
     base, offsets, mask = (_through(v, passing) for v in pointer_operands(ph))
-    ptr = offsets if base is None else pointer_tensor(gb, base, offsets, tl.dtype(ph.attrs["dtype"]),
+    ptr = offsets if base is None else pointer_tensor(gb, base, offsets, dtype_of_name(ph.attrs["dtype"]),
                                                       list(ph.attrs["shape"]))
     loaded = compat.create_global_load(gb, ptr, mask, None)
     loaded.set_attr(PROBE_ATTR, gb.get_string_attr(str(index)))

@@ -25,7 +25,7 @@ from utlx.language._dispatch import register_compiler_impl
 from . import layouts, placeholder, values
 from .downgrade import downgrade
 from .errors import UtlxCompileError
-from .lowering import LOWERINGS, Lowering
+from .lowering import LOWERINGS, Lowering, dtype_of_name
 from .ops import _c, _ints, _shape, _show, _stash, register_layout_spec
 from .placeholder import Placeholder
 from .target import from_semantic
@@ -192,7 +192,7 @@ def _lower_require_layout(low: Lowering, ph: Placeholder) -> None:
         ph.result.replace_all_uses_with(same)
         return
     layout = layouts.from_spec(spec)
-    pinned = low.convert(ph.tensors[0], tl.dtype(ph.attrs["dtype"]), list(ph.attrs["shape"]), layout)
+    pinned = low.convert(ph.tensors[0], dtype_of_name(ph.attrs["dtype"]), list(ph.attrs["shape"]), layout)
     back = gb.create_convert_layout(ph.result.get_type(), pinned)
     low.pinned[back.id()] = (spec, layout)
     ph.result.replace_all_uses_with(back)
@@ -208,7 +208,7 @@ def _lower_extract_slice(low: Lowering, ph: Placeholder) -> None:
     src = low.stash.get(a["src"])
     if src is None:
         raise UtlxCompileError(ph.name, f"its source tensor was lost before lowering ({ph.describe()})")
-    dtype, full = tl.dtype(a["dtype"]), list(a["src_shape"])
+    dtype, full = dtype_of_name(a["dtype"]), list(a["src_shape"])
     flat = ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=list(range(len(full) - 1, -1, -1)))
     buf = gb.create_local_alloc(layouts.memdesc_type(dtype, full, flat, full).to_ir(gb), src)
     window = gb.create_memdesc_subslice(layouts.memdesc_type(dtype, list(a["shape"]), flat, full).to_ir(gb), buf,

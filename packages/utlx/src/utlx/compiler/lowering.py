@@ -78,8 +78,14 @@ def remember_async_alloc(low: Lowering, ph: Placeholder) -> None:
         low.async_allocs[root.id()] = root
 
 
-def _dtype(name: str) -> Any:
+def dtype_of_name(name: str) -> Any:
+    """The ``tl`` type a placeholder attribute names (``str(dtype)``: ``fp16``, or ``pointer<fp16>``)."""
+    if name.startswith("pointer<") and name.endswith(">"):
+        return tl.pointer_type(dtype_of_name(name[len("pointer<"):-1]))
     return tl.dtype(name)
+
+
+_dtype = dtype_of_name
 
 
 def lower_module(module: Any, arch: str | None = None) -> int:
