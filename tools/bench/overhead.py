@@ -5,7 +5,10 @@
 Compile time uses the six-kernel corpus of the core tests on cuda:90 (CPU only; Triton's cache is
 bypassed), interleaving stock and no-op-pipeline compiles so drift hits both. The no-argument hook
 call is what Triton makes on every launch (3.7+). Launch latency needs an NVIDIA GPU: a tiny kernel is
-launched N times stock (before tritonx installs its hook) and then with a pipeline active.
+launched N times stock (before tritonx installs its hook) and then with a pipeline active. Without a GPU,
+``--jit-path`` measures the same host path on the CPU: ``kernel.warmup`` of a cached kernel through a
+stand-in driver (key computation, the hook call, the cache lookup: everything a launch does on the host but
+the driver's launch call), in a fresh process for stock and one with tritonx active.
 """
 
 from __future__ import annotations
@@ -106,12 +109,98 @@ def hook_call() -> dict[str, float]:
     return {"idle_ns": idle, "two_pipelines_active_ns": active}
 
 
+def _stand_in_driver():
+    """Enough of a CUDA driver for ``warmup`` on the CPU: a Hopper target, device 0, no stream."""
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.driver import DriverBase
+
+    class StandIn(DriverBase):
+        @classmethod
+        def is_active(cls) -> bool:
+            return True
+
+        def get_current_target(self):
+            return GPUTarget("cuda", 90, 32)
+
+        def get_current_device(self):
+            return 0
+
+        def get_current_stream(self, device=None):
+            return 0
+
+        def get_active_torch_device(self):
+            return torch.device("cpu")
+
+        def get_benchmarker(self):
+            raise NotImplementedError("no GPU here")
+
+        def map_python_to_cpp_type(self, ty):
+            return "void*"
+
+    return StandIn()
+
+
+def jit_path_us(mode: str, n: int) -> float:
+    """Host cost of one cached ``kernel.warmup`` (us, best of 5) in this process: ``stock`` or ``tritonx``."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.runtime import driver as driver_config
+
+    driver_config.set_active(_stand_in_driver())
+
+    @triton.jit
+    def tiny(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+    x = torch.empty(128)
+    if mode == "tritonx":
+        import tritonx
+
+        tritonx.activate(tritonx.Pipeline("noop-launch"))
+    tiny.warmup(x, BLOCK=128, grid=(1,))  # compile once
+    best = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            tiny.warmup(x, BLOCK=128, grid=(1,))
+        best.append((time.perf_counter() - t0) / n * 1e6)
+    return min(best)
+
+
+def jit_path(n: int) -> dict[str, float]:
+    """Stock and tritonx-active JIT host paths, each in its own fresh process (the hook cannot be unset)."""
+    import subprocess
+
+    out = {}
+    for mode in ("stock", "tritonx"):
+        proc = subprocess.run([sys.executable, __file__, "--jit-path-child", mode, "--launches", str(n)],
+                              capture_output=True, text=True, check=True)
+        out[f"{mode}_us"] = float(proc.stdout.strip().splitlines()[-1])
+    out["delta_us"] = out["tritonx_us"] - out["stock_us"]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--jit-path", action="store_true", help="only the CPU JIT-path measurement (no GPU needed)")
+    ap.add_argument("--jit-path-child", choices=("stock", "tritonx"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.jit_path_child:
+        print(jit_path_us(args.jit_path_child, args.launches))
+        return 0
+    if args.jit_path:
+        r = jit_path(args.launches)
+        print(f"JIT launch path on the host (cached kernel.warmup, stand-in driver): stock {r['stock_us']:.2f} us, "
+              f"tritonx active {r['tritonx_us']:.2f} us, delta {r['delta_us']:+.2f} us")
+        if args.json:
+            args.json.write_text(json.dumps({"jit_path": r}, indent=1))
+        return 0
     import triton
     import tritonx
 

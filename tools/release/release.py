@@ -1,11 +1,15 @@
-"""Prepare the release of one monorepo package: build sdist + wheel, check them, print the tag to create.
+"""Prepare the release of one monorepo package: build sdist + wheel, prove them, print the tag to create.
 
 Why: each package (tritonx-core, utlx) is versioned and released on its own, so a release is "build
 this folder, make sure this version was never tagged, check the artifacts, tag <name>-v<version>".
-It never uploads anything: publishing stays a deliberate, manual step.
+"Check" means use: the wheel is built from the sdist (so the sdist is complete), then the wheels of
+every workspace package are installed into a fresh venv with their declared dependencies next to
+Triton (and a local CPU torch) and smoke-tested from outside the repository (``smoke.py``: the CLI,
+the TLX alias, compiles for cuda:90). Nothing is reported done before that passes. It never uploads
+anything: publishing stays a deliberate, manual step.
 
-    python tools/release/release.py core              # dry run: build into dist/<name>/, check, print tag
-    python tools/release/release.py packages/utlx
+    python tools/release/release.py core              # dry run: build into dist/<name>/, check, smoke, print tag
+    python tools/release/release.py packages/utlx --template   # the smoke also scaffolds and tests a plugin
     python tools/release/release.py core --create-tag # also create the annotated tag locally (no push)
 """
 
@@ -16,12 +20,15 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from versioning import (  # a sibling module of this script, not a package
+import artifacts  # sibling modules of this script, not a package
+import smoke
+from versioning import (
     ROOT,
     PackageMeta,
     ReleaseError,
@@ -37,20 +44,33 @@ def say(msg: str) -> None:
     print(f"[release] {msg}", flush=True)
 
 
+#: Every released package of the workspace: the smoke installs all of them together, as users do.
+WORKSPACE = ("packages/core", "packages/utlx")
+
+
 def build(pkg: Path, out: Path) -> list[Path]:
-    """sdist + wheel into a clean `out`: hatch when present, else python -m build."""
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    hatch = shutil.which("hatch") or str(Path(sys.executable).parent / "hatch")
-    if Path(hatch).exists():
-        cmd = [hatch, "build", str(out)]
-    else:
-        cmd = [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), "."]
-    res = subprocess.run(cmd, cwd=pkg, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise ReleaseError(f"building {pkg.name} failed ({' '.join(cmd)}):\n{(res.stderr or res.stdout)[-2000:]}")
-    return sorted(out.iterdir())
+    """sdist, then a wheel built from that sdist, into a clean ``out``."""
+    return artifacts.build_package(pkg, out)
+
+
+def smoke_test(pkg: Path, wheel: Path, *, torch: str | None, template: bool, workdir: Path | None) -> None:
+    """Build the other workspace packages' wheels (from their sdists) and run the smoke on all of them."""
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="tritonx-release-smoke-"))
+    wheels = [wheel]
+    for rel in WORKSPACE:
+        other = (ROOT / rel).resolve()
+        if other == pkg.resolve():
+            continue
+        say(f"building {rel} (sdist -> wheel) for the smoke")
+        wheels += [a for a in build(other, workdir / "siblings" / other.name) if a.suffix == ".whl"]
+    say(f"smoke: fresh venv in {workdir}, wheels {', '.join(w.name for w in wheels)}")
+    try:
+        result = smoke.run_smoke(wheels, workdir, torch=torch, template=template, log=lambda m: say(f"smoke: {m}"))
+    except smoke.SmokeError as exc:
+        raise ReleaseError(f"smoke set-up failed: {exc}") from exc
+    if result.failed:
+        raise ReleaseError(f"smoke failed: {', '.join(c.name for c in result.failed)} (details above; {workdir})")
+    say(f"smoke: {len(result.checks)} checks passed")
 
 
 def check_artifacts(meta: PackageMeta, artifacts: Sequence[Path]) -> list[str]:
@@ -107,6 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--create-tag", action="store_true", help="create the annotated git tag locally (never pushed)")
     p.add_argument("--out", help="where to build (default dist/<name>/, git-ignored)")
     p.add_argument("--skip-build", action="store_true", help="only the version, tag and changelog checks")
+    p.add_argument("--skip-smoke", action="store_true", help="build and check the artifacts, do not install them")
+    p.add_argument("--torch", default=smoke.DEFAULT_TORCH,
+                   help="CPU torch for the smoke, from a local wheel only ('none' to leave torch out)")
+    p.add_argument("--template", action="store_true", help="the smoke also scaffolds, installs and tests a plugin")
+    p.add_argument("--smoke-dir", help="where the smoke's venv and scratch go (default: a temporary directory)")
     args = p.parse_args(argv)
     try:
         pkg = resolve_package(args.package)
@@ -123,13 +148,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(f"warning: CHANGELOG.md still marks {meta.version} unreleased (date it before tagging)")
         if not args.skip_build:
             out = Path(args.out) if args.out else ROOT / "dist" / meta.name
-            artifacts = build(pkg, out)
-            for a in artifacts:
+            built = build(pkg, out)
+            for a in built:
                 say(f"built {a.relative_to(ROOT) if a.is_relative_to(ROOT) else a} ({a.stat().st_size} bytes)")
-            problems = check_artifacts(meta, artifacts)
+            problems = check_artifacts(meta, built)
             if problems:
                 raise ReleaseError("; ".join(problems))
-            say(f"twine check: {twine_check(artifacts)}")
+            say(f"twine check: {twine_check(built)}")
+            if not args.skip_smoke:
+                wheel = next(a for a in built if a.suffix == ".whl")
+                smoke_test(pkg, wheel, torch=None if args.torch == "none" else args.torch, template=args.template,
+                           workdir=Path(args.smoke_dir) if args.smoke_dir else None)
         if args.create_tag:
             res = subprocess.run(["git", "tag", "-a", meta.tag, "-m", f"{meta.name} {meta.version}"],
                                  cwd=ROOT, capture_output=True, text=True)

@@ -1,12 +1,11 @@
-"""Shared fixtures: every test compiles into a fresh cache and leaves no pipeline active."""
+"""Shared fixtures: every test compiles into a fresh cache with a fresh tritonx runtime."""
 
 from __future__ import annotations
 
 import pytest
 import triton
 import tritonx
-from tritonx.integration import activation
-from tritonx.plugins import registry
+from tritonx.runtime import Runtime
 
 
 @pytest.fixture(autouse=True)
@@ -15,48 +14,23 @@ def fresh_cache(tmp_path, monkeypatch):
     cache = tmp_path / "triton-cache"
     cache.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TRITONX_CACHE_DIR", str(tmp_path / "tritonx-cache"))  # native verdicts stay per test
     monkeypatch.setenv("TRITONX_PLUGINS", "none")  # installed default-on plugins (utlx) stay off unless a test asks
-    saved = _save_state()
-    activation.clear()  # core tests start from stock (other packages' plugins may be on in this worker)
-    registry._enabled.clear()
-    yield cache
-    _restore_state(saved)
+    monkeypatch.delenv("TRITON_ALWAYS_COMPILE", raising=False)  # a knob set elsewhere leaks here via os.environ
+    return cache
 
 
-def _save_state():
-    return (list(activation._order), dict(activation._counts), dict(activation._extra_keys),
-            dict(registry._registered), registry._discovered, dict(registry._enabled), dict(registry._broken))
+@pytest.fixture(autouse=True)
+def runtime():
+    """A fresh tritonx runtime per test: no pipeline active, no plugin enabled, nothing learned.
 
-
-def _restore_state(saved) -> None:
-    """Put back exactly the pipelines and plugins that were on before the test."""
-    order, counts, extra, registered, discovered, enabled, broken = saved
-    with activation._lock:
-        activation._order[:] = order
-        activation._counts.clear()
-        activation._counts.update(counts)
-        activation._extra_keys.clear()
-        activation._extra_keys.update(extra)
-        activation._rebuild()
-    registry._registered.clear()
-    registry._registered.update(registered)
-    registry._discovered = discovered
-    registry._enabled.clear()
-    registry._enabled.update(enabled)
-    registry._broken.clear()
-    registry._broken.update(broken)
-
-
-@pytest.fixture
-def stock_hook_slot():
-    """Restore whatever was in Triton's stages-hook slot after the test."""
-    from tritonx.integration import hook
-
+    The process's own runtime (with whatever other packages' tests enabled in this worker) is back,
+    and back in Triton's hook slot, after the test.
+    """
     saved_slot = triton.knobs.runtime.add_stages_inspection_hook
-    saved_foreign = hook._foreign
-    yield
+    with Runtime().use() as rt:
+        yield rt
     triton.knobs.runtime.add_stages_inspection_hook = saved_slot
-    hook._foreign = saved_foreign
 
 
 @pytest.fixture

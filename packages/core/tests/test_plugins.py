@@ -7,7 +7,6 @@ import types
 import pytest
 import tritonx
 from tritonx.errors import PluginError
-from tritonx.integration import activation
 from tritonx.plugins import registry
 
 
@@ -28,12 +27,15 @@ class FakeEntryPoint:
 def installed(monkeypatch):
     """Pretend these entry points are installed (and forget real ones)."""
 
+    calls = []
+
     def install(*eps):
-        monkeypatch.setattr(registry.metadata, "entry_points", lambda group: list(eps))
-        registry._registered.clear()
-        registry._broken.clear()
-        registry._enabled.clear()
-        registry._discovered = False
+        def entry_points(group):
+            calls.append(group)
+            return list(eps)
+
+        monkeypatch.setattr(registry.metadata, "entry_points", entry_points)
+        return calls
 
     return install
 
@@ -44,8 +46,8 @@ def _plugin(name, **kw):
 
 def test_discovery_is_lazy_and_names_the_distribution(installed):
     good = _plugin("good")
-    installed(FakeEntryPoint("good", good), FakeEntryPoint("factory", lambda: _plugin("factory")))
-    assert not registry._discovered
+    calls = installed(FakeEntryPoint("good", good), FakeEntryPoint("factory", lambda: _plugin("factory")))
+    assert calls == []  # nothing looked up until plugins are asked for
     names = [p.name for p in tritonx.list_plugins()]
     assert names == ["factory", "good"]
     assert tritonx.get_plugin("good").distribution == "tritonx-fake-dist"
@@ -55,10 +57,10 @@ def test_enable_activates_the_plugins_pipelines(installed):
     plugin = _plugin("on-off")
     installed(FakeEntryPoint("on-off", plugin))
     tritonx.enable_plugins(["on-off"])
-    assert plugin.pipelines[0] in activation.active()
+    assert plugin.pipelines[0] in tritonx.active()
     assert registry.is_enabled("on-off")
     tritonx.disable_plugins(["on-off"])
-    assert plugin.pipelines[0] not in activation.active()
+    assert plugin.pipelines[0] not in tritonx.active()
 
 
 def test_environment_variable(installed, monkeypatch):
@@ -101,10 +103,44 @@ def test_entry_point_of_the_wrong_type(installed):
         tritonx.enable_plugins(["odd"])
 
 
-def test_duplicate_names(installed):
-    installed(FakeEntryPoint("dup", _plugin("dup"), dist="one"), FakeEntryPoint("dup2", _plugin("dup"), dist="two"))
-    with pytest.raises(PluginError, match=r"duplicate plugin name 'dup'.*'one'.*'two'"):
-        tritonx.list_plugins()
+def test_duplicate_names_leave_only_that_name_out(installed):
+    """Two distributions declaring one name: that plugin is refused by name, the others still work
+    (this used to raise from every discovery, so ``import utlx`` failed over an unrelated plugin)."""
+    installed(FakeEntryPoint("dup", _plugin("dup"), dist="one"), FakeEntryPoint("dup2", _plugin("dup"), dist="two"),
+              FakeEntryPoint("utlx-like", _plugin("utlx-like", default_enabled=True)))
+    assert [p.name for p in tritonx.list_plugins()] == ["utlx-like"]
+    assert tritonx.enable_plugins(["utlx-like"])[0].name == "utlx-like"  # what `import utlx` does
+    with pytest.raises(PluginError, match=r"duplicate plugin name 'dup'.*'one', 'two'.*uninstall one"):
+        tritonx.enable_plugins(["dup"])
+    with pytest.raises(PluginError, match=r"duplicate plugin name 'dup'"):
+        tritonx.get_plugin("dup")
+    tritonx.disable_plugins("all")
+    with pytest.warns(registry.PluginWarning, match="'dup' skipped"):
+        assert [p.name for p in tritonx.apply_environment("")] == ["utlx-like"]
+
+
+def test_code_registration_settles_a_duplicate_name(installed):
+    chosen = _plugin("dup")
+    installed(FakeEntryPoint("dup", chosen, dist="one"), FakeEntryPoint("dup2", _plugin("dup"), dist="two"))
+    assert tritonx.list_plugins() == []
+    tritonx.register_plugin(chosen)
+    assert tritonx.enable_plugins(["dup"]) == [chosen]
+
+
+def test_plugin_whose_cache_key_raises_is_not_enabled_and_leaves_nothing(installed):
+    def broken_key():
+        return str(1 / 0)
+
+    installed(FakeEntryPoint("bad-key", tritonx.Plugin("bad-key", cache_key=broken_key,
+                                                       pipelines=[tritonx.Pipeline("pk").disable("tritongpu-pipeline")])))
+    with pytest.raises(PluginError, match=r"plugin 'bad-key' not enabled.*plugin:bad-key.*ZeroDivisionError"):
+        tritonx.enable_plugins(["bad-key"])
+    assert not registry.is_enabled("bad-key") and tritonx.active() == () and tritonx.active_key() == ""
+    p = tritonx.Pipeline("later").disable("tritongpu-pipeline")
+    with tritonx.activate(p):  # later activations are not poisoned by the failed key
+        assert tritonx.active() == (p,)
+    with pytest.raises(PluginError, match="plugin 'bad-key' is not enabled"):
+        tritonx.disable_plugins(["bad-key"])
 
 
 def test_register_plugin_from_code(installed):
@@ -117,15 +153,15 @@ def test_register_plugin_from_code(installed):
         tritonx.register_plugin("coded")
 
 
-def test_plugin_cache_key_enters_the_global_key(installed):
+def test_plugin_cache_key_enters_the_global_key(installed, runtime):
     state = {"v": "1"}
     installed(FakeEntryPoint("keyed", tritonx.Plugin("keyed", cache_key=lambda: state["v"])))
-    before = activation.state.pair
+    before = tritonx.active_key()
     tritonx.enable_plugins(["keyed"])
-    first = activation.state.pair
+    first = tritonx.active_key()
     state["v"] = "2"
-    activation.refresh()
-    assert before != first != activation.state.pair
+    runtime.refresh()
+    assert before != first != tritonx.active_key()
 
 
 def test_cli_lists_broken_plugins(installed):
@@ -134,5 +170,5 @@ def test_cli_lists_broken_plugins(installed):
 
     installed(FakeEntryPoint("broken", ImportError("no module named 'gone'"), dist="tritonx-broken"))
     result = CliRunner().invoke(app, ["plugins", "--json"])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a broken plugin makes `tritonx plugins` fail (after listing it)
     assert "tritonx-broken" in result.stdout and "gone" in result.stdout

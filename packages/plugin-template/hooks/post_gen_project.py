@@ -1,13 +1,16 @@
-"""Finish the generated project: pick the variant's pyproject, drop the other variant's files, write
-the CI version list.
+"""Finish the generated project: pick the variant's pyproject, drop the other variant's files and any
+bytecode, write the CI version list.
 
 Why pruning: one template serves both variants (python and native), so the shared files (README,
 plugin.py, tests) exist once; each variant's own files are listed here and the unused ones removed.
 Each variant has its own ``pyproject.<variant>.toml``, renamed to ``pyproject.toml`` here: a Jinja
 ``pyproject.toml`` in the repository would be read (and rejected) by tools that look for one, ruff
-first. Why the version list: ci/matrix.py runs the Triton releases the plugin's range admits, and the
-range logic lives in pre_gen_project.py (loaded from the template directory, not duplicated). Runs
-inside the generated project directory, after rendering.
+first. Why drop bytecode: pip compiles every ``.py`` of the installed template (inside the
+tritonx-core wheel) to ``__pycache__``, and cookiecutter copies those folders like any file, so a generated
+project would start with stale ``.pyc`` of the template's sources. Why the version list:
+ci/matrix.py runs the Triton releases the plugin's range admits, and the range logic lives in
+pre_gen_project.py (loaded from the template directory, not duplicated). Runs inside the generated
+project directory, after rendering.
 """
 
 from __future__ import annotations
@@ -64,6 +67,17 @@ def prune(project: Path, variant: str) -> list[Path]:
     return removed
 
 
+def remove_bytecode(project: Path) -> list[Path]:
+    """Delete every ``__pycache__`` folder and stray ``.pyc``/``.pyo`` under ``project``; returns them."""
+    removed = sorted(project.rglob("__pycache__"))
+    for folder in removed:
+        shutil.rmtree(folder, ignore_errors=True)
+    strays = [p for p in project.rglob("*.py[co]") if p.is_file()]
+    for stray in strays:
+        stray.unlink()
+    return removed + strays
+
+
 def _validation_module(template_dir: Path):
     path = template_dir / "hooks" / "pre_gen_project.py"
     spec = importlib.util.spec_from_file_location("tritonx_template_validation", path)
@@ -93,4 +107,5 @@ if __name__ == "__main__":
         print("tritonx plugin template: the context has no _repo_dir (template directory)", file=sys.stderr)
         sys.exit(1)
     prune(Path.cwd(), VARIANT)
+    remove_bytecode(Path.cwd())
     write_versions(Path.cwd(), Path(TEMPLATE_DIR), TRITON_RANGE)

@@ -208,3 +208,80 @@ def test_plain_cookiecutter_works_from_the_checkout(tmp_path, python_runner):
     assert done.returncode != 0
     assert "triton_range: '>=3.0' admits Triton" in done.stderr
     assert not (out / "cc-bad").exists()
+
+
+def test_bytecode_in_the_installed_template_does_not_reach_the_project(tmp_path, monkeypatch):
+    """pip byte-compiles the template inside the wheel; the generated project must not inherit those .pyc."""
+    import compileall
+
+    bundled = tmp_path / "_template"
+    shutil.copytree(template_dir(), bundled, ignore=lambda d, names: ["tests"] if Path(d) == template_dir() else [])
+    compileall.compile_dir(str(bundled), quiet=2)  # what pip does at install time (Jinja files just fail)
+    compiled = list(bundled.rglob("*.pyc"))
+    assert any("{{cookiecutter.package_name}}" in str(p) for p in compiled)  # the set-up really made some
+    (bundled / "{{cookiecutter.package_name}}" / "stray.pyc").write_bytes(b"\0")
+    monkeypatch.setattr(new_module, "WHEEL_TEMPLATE", bundled)
+    (tmp_path / "out").mkdir()
+    project = scaffold("no-stale", output_dir=tmp_path / "out")
+    left = [p for p in project.rglob("*") if p.name == "__pycache__" or p.suffix in (".pyc", ".pyo")]
+    assert left == []
+    assert (project / "tests" / "conftest.py").is_file()
+
+
+def _installed_triton() -> str:
+    import importlib.metadata as md
+
+    return md.version("triton").split("+")[0]
+
+
+def test_native_variant_warns_when_the_venvs_triton_differs(tmp_path):
+    from tritonx.cli.app import app
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["new", "warn-native", "--native", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    installed = _installed_triton()
+    if installed == "3.7.1":
+        assert "warning" not in result.stderr
+    else:
+        assert f"warning: this environment has Triton {installed}, but warn-native is for triton==3.7.1" \
+            in result.stderr
+        assert "TRITONX_LLVM_DIR" in result.stderr
+    assert "Created" in result.stdout and "warning" not in result.stdout
+
+
+def test_python_variant_warns_only_outside_its_range(tmp_path):
+    from tritonx.cli.app import app
+    from typer.testing import CliRunner
+
+    installed = _installed_triton()
+    runner = CliRunner()
+    fits = runner.invoke(app, ["new", "fits", "-o", str(tmp_path)])
+    assert fits.exit_code == 0 and "warning" not in fits.stderr
+    other = "3.6.0" if installed != "3.6.0" else "3.9.0"
+    elsewhere = runner.invoke(app, ["new", "elsewhere", "-o", str(tmp_path), "--triton", f"=={other}"])
+    assert elsewhere.exit_code == 0, elsewhere.output
+    assert f"has Triton {installed}, but elsewhere is for triton=={other}" in elsewhere.stderr
+
+
+def test_test_extra_pins_nothing_a_user_already_has(render):
+    """`pip install .[test]` must not downgrade numpy (it once pinned numpy<2.3) or pull torch."""
+    for project in (render("extra-py"), render("extra-nat", native=True)):
+        text = (project / "pyproject.toml").read_text()
+        test_extra = text.split("[project.optional-dependencies]")[1].split("\n[")[0]
+        assert "numpy" not in test_extra.split("#")[-1] and "torch" not in test_extra.split("#")[-1], test_extra
+        assert 'test = ["pytest>=8"]' in test_extra
+
+
+def test_matrix_builds_python_plugins_with_isolation_and_takes_find_links(render, python_runner, tmp_path):
+    py = render("iso-py")
+    done = python_runner(["ci/matrix.py", "--dry-run", "--versions", "3.8.0", "--find-links", str(tmp_path)], cwd=py)
+    assert done.returncode == 0, done.stderr
+    installs = [line for line in done.stdout.splitlines() if " pip install " in line]
+    assert len(installs) == 2 and all(f"--find-links {tmp_path}" in line for line in installs)
+    assert "--no-build-isolation" not in done.stdout  # a fresh venv has no hatchling: pip's isolated build gets it
+    assert "numpy" not in done.stdout
+    nat = render("iso-nat", native=True)
+    done = python_runner(["ci/matrix.py", "--dry-run"], cwd=nat)
+    assert done.returncode == 0, done.stderr
+    assert "--no-build-isolation" in done.stdout and "requirements-build.txt" in done.stdout

@@ -21,11 +21,12 @@ from .errors import (  # noqa: E402
     PluginError,
     PluginLoadError,
     TritonxError,
+    UnkeyedStateWarning,
     UnknownPassError,
 )
-from .integration.activation import activate, active, active_key, deactivate, pipeline  # noqa: E402
 from .integration.capture import capture, compile_for  # noqa: E402
 from .integration.context import PassContext  # noqa: E402
+from .model.keyed import CacheKeyed, CustomPass, cache_key  # noqa: E402
 from .model.passes import Capture, PassInfo  # noqa: E402
 from .model.pipeline import Pipeline  # noqa: E402
 from .model.plugin import Plugin  # noqa: E402
@@ -39,6 +40,7 @@ from .plugins.registry import (  # noqa: E402
     list_plugins,
     register_plugin,
 )
+from .public import activate, active, active_key, deactivate, pipeline  # noqa: E402
 
 
 def check_native(path: str):
@@ -55,7 +57,9 @@ def load_native(path: str):
     return _load(path)
 
 __all__ = [
+    "CacheKeyed",
     "Capture",
+    "CustomPass",
     "PassContext",
     "PassFailedError",
     "PassInfo",
@@ -70,12 +74,14 @@ __all__ = [
     "PluginLoadError",
     "Target",
     "TritonxError",
+    "UnkeyedStateWarning",
     "UnknownPassError",
     "__version__",
     "activate",
     "active",
     "active_key",
     "apply_environment",
+    "cache_key",
     "capture",
     "check_native",
     "compile_for",

@@ -11,9 +11,14 @@ Constraints, all deliberate:
 
 * Standard library only, and it never imports ``triton`` or the ``tritonx`` package (whose
   ``__init__`` imports triton): the ``.pth`` line loads this file by path, as ``tritonx._startup``.
-* The checks themselves (ELF reading, the probe) run in ONE child process
-  (``python -m tritonx.native._startup_child``), so a start-up with the variable unset costs nothing
-  and with it set costs one child (~1 s), never a crash.
+* The checks themselves (ELF reading, the probe) run in ONE child process, so a start-up with the
+  variable unset costs nothing and with it set costs at most one child (~1 s), never a crash. The
+  child runs isolated (``python -I``) with this very tritonx first on its path: a ``tritonx/`` folder in
+  the current directory is never executed.
+* Each library's verdict is remembered on disk per (path, size, mtime, Triton install), in
+  ``$TRITONX_CACHE_DIR/native-verdicts`` (default ``~/.cache/tritonx``), so a slow check (a constructor
+  that sleeps or hangs until the probe's timeout) is paid once, not at every interpreter start. Only
+  files owned by this user and writable by nobody else are trusted.
 * The verdicts are passed down in ``_TRITONX_NATIVE_STATE`` so subprocesses (compile workers...) of the
   same environment reuse them instead of checking again; a state made for another Triton install is
   discarded, with the paths it had added to ``TRITON_PLUGIN_PATHS``.
@@ -21,11 +26,14 @@ Constraints, all deliberate:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 ENV = "TRITONX_NATIVE_PLUGINS"
@@ -33,6 +41,16 @@ STATE_ENV = "_TRITONX_NATIVE_STATE"
 TRITON_PLUGIN_PATHS = "TRITON_PLUGIN_PATHS"
 CHILD_MARKER = "@@tritonx-startup@@"
 CHILD_TIMEOUT_S = 600.0
+CACHE_ENV = "TRITONX_CACHE_DIR"
+VERDICT_FORMAT = 1
+
+#: What the isolated checker child runs: this tritonx first on its path, then the checks.
+CHILD_CODE = (
+    "import json, sys\n"
+    "sys.path[:0] = json.loads(sys.argv[1])\n"
+    "from tritonx.native._startup_child import main\n"
+    "raise SystemExit(main(sys.argv[2:]))\n"
+)
 
 #: What the ``tritonx-native.pth`` line runs when the variable is set: load this file by path as
 #: ``tritonx._startup``, without importing the ``tritonx`` package (whose ``__init__`` imports triton).
@@ -53,6 +71,8 @@ PTH_LINE = "import os; os.environ.get('TRITONX_NATIVE_PLUGINS') and exec(" + rep
 results: list[dict[str, Any]] = []
 mechanism: str | None = None
 reused: bool = False
+#: libraries whose verdict came from the on-disk verdict cache this start-up
+cached: list[str] = []
 _pending: list[tuple[str, list[str]]] = []
 applied: dict[str, str | None] = {}  # path -> None (loaded) or the error text (3.9 loading failed)
 _done = False
@@ -87,11 +107,18 @@ def _triton_key() -> str | None:
     return f"{os.path.realpath(lib)}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def _child_path() -> list[str]:
+    """The child's import path: the directory holding this tritonx, then this process's path (absolute)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rest = [os.path.abspath(p) for p in sys.path if p and os.path.abspath(p) != here]
+    return [here, *rest]
+
+
 def _run_child(paths: list[str]) -> dict[str, Any] | None:
     env = dict(os.environ)
     for name in (ENV, STATE_ENV, TRITON_PLUGIN_PATHS):
         env.pop(name, None)
-    command = [sys.executable, "-m", "tritonx.native._startup_child", *paths]
+    command = [sys.executable, "-I", "-c", CHILD_CODE, json.dumps(_child_path()), *paths]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -103,6 +130,100 @@ def _run_child(paths: list[str]) -> dict[str, Any] | None:
     tail = " | ".join(done.stderr.strip().splitlines()[-3:])
     warn(f"could not check {ENV} (checker exited with {done.returncode}: {tail}); no native plugin loaded")
     return None
+
+
+# -- the verdict cache -------------------------------------------------------------------------------
+
+
+def _cache_dir() -> str:
+    base = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tritonx")
+    return os.path.join(base, "native-verdicts")
+
+
+def _library_key(path: str, triton: str) -> dict[str, Any] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # a missing file is refused quickly by the child; nothing worth remembering
+    return {"format": VERDICT_FORMAT, "path": os.path.realpath(path), "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns, "triton": triton}
+
+
+def _verdict_file(path: str) -> str:
+    return os.path.join(_cache_dir(), hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:40] + ".json")
+
+
+def _trusted(fd: int) -> bool:
+    """Ours, a regular file, and writable by nobody else (a shared cache dir may hold planted files)."""
+    st = os.fstat(fd)
+    owner_ok = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return owner_ok and stat.S_ISREG(st.st_mode) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def read_verdict(path: str, triton: str) -> dict[str, Any] | None:
+    """The remembered ``{"mechanism", "result"}`` for this exact file and Triton, or None."""
+    key = _library_key(path, triton)
+    if key is None:
+        return None
+    try:
+        fd = os.open(_verdict_file(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not _trusted(fd):
+            return None
+        with os.fdopen(fd, encoding="utf-8") as f:
+            fd = -1
+            data = json.loads(f.read(1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("result"), dict):
+        return None
+    return data
+
+
+def write_verdict(path: str, triton: str, mechanism: str | None, result: dict[str, Any]) -> None:
+    """Remember one library's verdict (atomically: a private temp file renamed over the old one)."""
+    key = _library_key(path, triton)
+    if key is None:
+        return
+    directory = _cache_dir()
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".verdict-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"key": key, "mechanism": mechanism, "result": result}, f)
+            os.replace(tmp, _verdict_file(path))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:  # an unwritable cache only costs the next start-up a check
+        warn(f"could not remember the verdict on {path} ({exc})")
+
+
+def check_libraries(paths: list[str], triton: str) -> dict[str, Any] | None:
+    """The child's report for ``paths``, taking remembered verdicts and checking only the others."""
+    remembered = {p: read_verdict(p, triton) for p in paths}
+    missing = [p for p in paths if remembered[p] is None]
+    fresh: dict[str, dict[str, Any]] = {}
+    mechanism = next((v["mechanism"] for v in remembered.values() if v is not None), None)
+    if missing:
+        report = _run_child(missing)
+        if report is None:
+            return None
+        mechanism = report.get("mechanism")
+        for path, result in zip(missing, report.get("results", []), strict=False):
+            fresh[path] = result
+            write_verdict(path, triton, mechanism, result)
+    cached.extend(p for p in paths if remembered[p] is not None)
+    results = [remembered[p]["result"] if remembered[p] is not None else fresh[p] for p in paths if
+               remembered[p] is not None or p in fresh]
+    return {"mechanism": mechanism, "results": results}
 
 
 def _remove_from_plugin_paths(paths: list[str]) -> None:
@@ -147,7 +268,7 @@ def run() -> None:
     else:
         if isinstance(state, dict):
             _remove_from_plugin_paths(list(state.get("added", [])))
-        report = _run_child(paths)
+        report = check_libraries(paths, key)
         if report is None:
             return
     mechanism = report.get("mechanism")
@@ -178,6 +299,11 @@ def run() -> None:
             apply_pending(module)
         else:
             sys.meta_path.insert(0, _AfterLibtritonImport())
+
+
+def has_pending() -> bool:
+    """Are accepted libraries still waiting for libtriton's run-time loading calls (3.9)?"""
+    return bool(_pending)
 
 
 def apply_pending(libtriton: Any) -> None:

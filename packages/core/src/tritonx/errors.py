@@ -39,10 +39,6 @@ class PassFailedError(TritonxError, RuntimeError):
     """A pass inserted by a pipeline raised while compiling; names pipeline, pass and stage."""
 
 
-class HookError(TritonxError, RuntimeError):
-    """The stages hook slot is not in the state tritonx needs."""
-
-
 class PluginError(TritonxError):
     """A plugin could not be found, imported or enabled."""
 
@@ -58,3 +54,11 @@ class PluginLoadError(PluginError):
         super().__init__(message)
         self.path = path
         self.check = check
+
+
+class UnkeyedStateWarning(UserWarning):
+    """A Python pass holds or reads state that tritonx cannot put in Triton's cache key.
+
+    Changing that state between processes would silently reuse a binary built with the old value;
+    give the pass a key (see :mod:`tritonx.model.keyed`). Issued once per pass.
+    """

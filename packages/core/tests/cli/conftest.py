@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tritonx
+from cli_helpers import ADD_KERNEL, MATMUL_FILE
 from tritonx.cli.app import app
 from typer.testing import CliRunner
-
-sys.path.insert(0, str(Path(__file__).parent))  # cli_helpers, as in tests/native
-
-from cli_helpers import ADD_KERNEL, MATMUL_FILE
 
 
 class Cli:
@@ -22,6 +18,7 @@ class Cli:
 
     def __init__(self) -> None:
         self.runner = CliRunner()
+        self.app = app
 
     def __call__(self, *args: str) -> Any:
         return self.runner.invoke(app, list(args), env={"COLUMNS": "250"})

@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tritonx.compat.native import parse_version
+from tritonx.compat.version import parse_version
 from tritonx.native.installation import find_triton
 
 TEST_PLUGIN = "libTritonPluginsTestLib.so"

@@ -13,16 +13,9 @@ from native_fixtures import (
 )
 from tritonx.compat.native import native_loading
 from tritonx.errors import PluginLoadError
-from tritonx.native import NativePluginInfo, find_pass, load_native, native_passes, registry
+from tritonx.native import NativePluginInfo, find_pass, load_native, native_passes
 
 LOADING = native_loading(installed_triton().version)
-
-
-@pytest.fixture(autouse=True)
-def clean_registry():
-    registry._reset_for_tests()
-    yield
-    registry._reset_for_tests()
 
 
 def test_nothing_loaded_means_no_native_pass():
@@ -59,7 +52,7 @@ def test_load_runs_the_checks_first(tmp_path):
     assert native_passes() == []
 
 
-def test_declared_but_unloaded_pass_is_a_load_error():
+def test_declared_but_unloaded_pass_is_a_load_error(runtime):
     if not installed_supports_natives():
         pytest.skip("no native plugins on this Triton")
     fake = NativePluginInfo(
@@ -70,7 +63,7 @@ def test_declared_but_unloaded_pass_is_a_load_error():
         triton_version=installed_triton().version,
         passes=[("tritonx_never_loaded", "1")],
     )
-    registry.register(fake)
+    runtime.natives.register(fake)
     assert native_passes() == ["tritonx_never_loaded"]
     with pytest.raises(PluginLoadError) as info:
         find_pass("tritonx_never_loaded")

@@ -172,3 +172,92 @@ def test_unsupported_triton_refuses_at_startup_and_goes_on(tmp_path):
     assert f"tritonx: native plugin {plugin} refused (triton_support): Triton {installed_triton().version} has no" in (
         done.stderr
     )
+
+
+def test_checker_child_never_runs_a_tritonx_folder_of_the_current_directory(tmp_path):
+    work = tmp_path / "work"
+    fake = work / "tritonx" / "native"
+    fake.mkdir(parents=True)
+    marker = tmp_path / "hijacked"
+    (work / "tritonx" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (fake / "__init__.py").write_text("")
+    (fake / "_startup_child.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    missing = tmp_path / "missing.so"
+    done = _run_in(work, tmp_path, TRITONX_NATIVE_PLUGINS=str(missing))
+    results = last_json(done)
+    assert not marker.exists()
+    assert [(r["path"], r["ok"], r["check"]) for r in results] == [(str(missing), False, "exists")]
+
+
+def _run_in(cwd, tmp_path, **env_extra):
+    import os
+    import subprocess
+    import sys
+
+    from native_fixtures import HERE, PTH, SRC
+
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / PTH.name).write_text(PTH.read_text())
+    env = dict(os.environ)
+    for name in ("TRITON_PLUGIN_PATHS", "TRITONX_NATIVE_PLUGINS", "_TRITONX_NATIVE_STATE"):
+        env.pop(name, None)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE)])
+    env.update(env_extra)
+    # site processes .pth files before the current directory joins sys.path: do the same here
+    code = (f"import site, sys; sys.path.remove(''); site.addsitedir({str(site)!r})\n"
+            "import json, sys; print(json.dumps(sys.modules['tritonx._startup'].results))\n")
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, env=env,
+                          timeout=600, check=False)
+
+
+SLOW_CONSTRUCTOR_C = r"""
+#include <unistd.h>
+__attribute__((constructor)) static void tritonx_slow(void) { sleep(3); }
+"""
+
+
+@needs_natives
+def test_a_slow_check_is_paid_once_per_file(tmp_path):
+    import os
+    import time
+
+    from native_fixtures import INFO_STRUCT_C, build_library
+
+    version = installed_triton().version
+    slow = build_library(tmp_path, "libslow.so", INFO_STRUCT_C + SLOW_CONSTRUCTOR_C, "-DAPI_VERSION=2",
+                         f'-DTRITON_VERSION_STR="{version}"', "-DRETURNED=&info")
+    code = """
+        import json, sys
+        s = sys.modules["tritonx._startup"]
+        print(json.dumps({"cached": s.cached, "ok": [r["ok"] for r in s.results]}))
+        """
+    env = {"TRITONX_NATIVE_PLUGINS": str(slow), "TRITONX_CACHE_DIR": str(tmp_path / "verdicts")}
+    timings, outs = [], []
+    for _ in range(2):
+        start = time.perf_counter()
+        outs.append(last_json(run_child(tmp_path, code, **env)))
+        timings.append(time.perf_counter() - start)
+    assert outs == [{"cached": [], "ok": [True]}, {"cached": [str(slow)], "ok": [True]}]
+    assert timings[0] > 3.0 > timings[1]  # the probe loaded it (3 s constructor) once
+    st = os.stat(slow)
+    os.utime(slow, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a rebuilt library is checked again
+    assert last_json(run_child(tmp_path, code, **env))["cached"] == []
+
+
+@needs_natives
+def test_a_verdict_file_someone_else_can_write_is_not_trusted(tmp_path):
+    import glob
+    import os
+
+    good = installed_plugin()
+    code = """
+        import json, sys
+        print(json.dumps(sys.modules["tritonx._startup"].cached))
+        """
+    env = {"TRITONX_NATIVE_PLUGINS": str(good), "TRITONX_CACHE_DIR": str(tmp_path / "verdicts")}
+    assert last_json(run_child(tmp_path, code, **env)) == []
+    (verdict,) = glob.glob(str(tmp_path / "verdicts" / "native-verdicts" / "*.json"))
+    assert last_json(run_child(tmp_path, code, **env)) == [str(good)]
+    os.chmod(verdict, 0o666)
+    assert last_json(run_child(tmp_path, code, **env)) == []

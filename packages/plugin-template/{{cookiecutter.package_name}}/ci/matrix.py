@@ -4,13 +4,15 @@
     python ci/matrix.py --versions 3.8.0,3.9.0   # some of them
     python ci/matrix.py --python 3.8.0=/path/to/python   # reuse an interpreter that has that Triton
     python ci/matrix.py --dry-run                # print the plan, run nothing
+    python ci/matrix.py --find-links ./wheels    # also install from a folder of wheels (an unreleased tritonx-core)
 
 Why a matrix: tritonx hides most differences between Triton versions, but pass names, IR and the
 native plugin ABI still move; a plugin is only known to work on the versions it was tested on.
-Each cell installs Triton V and tritonx-core, then this package (native: built with
-``--no-build-isolation`` against that very Triton), then runs ``pytest tests``. The exit status is
-non-zero when any cell fails. ci/triton-versions.txt lists the releases (one per line); edit it as
-Triton releases come out. Standard library only.
+Each cell installs Triton V and tritonx-core, then this package, then runs ``pytest tests``. A Python
+plugin is built the ordinary way (pip's isolated build fetches hatchling), a native one with
+``--no-build-isolation`` against that very Triton (its build requirements are installed into the cell
+first). The exit status is non-zero when any cell fails. ci/triton-versions.txt lists the releases
+(one per line); edit it as Triton releases come out. Standard library only.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ VERSIONS_FILE = PROJECT / "ci" / "triton-versions.txt"
 WORKDIR = PROJECT / ".matrix"
 VARIANT = "{{ cookiecutter.variant }}"
 TRITONX_CORE = "tritonx-core{{ cookiecutter.tritonx_core_range }}"
-TEST_REQUIREMENTS = ["pytest>=8", "numpy<2.3"]
+TEST_REQUIREMENTS = ["pytest>=8"]
 #: Native only: Triton versions the PyPI LLVM/MLIR headers (requirements-build.txt) build for.
 PYPI_HEADERS_WORK_WITH = ("3.7.1",)
 
@@ -65,25 +67,30 @@ def skip_reason(version: str, env: dict[str, str]) -> str | None:
     return None
 
 
-def plan(cell: Cell, env: dict[str, str], pytest_args: list[str]) -> None:
+def plan(cell: Cell, env: dict[str, str], pytest_args: list[str], find_links: list[str] | None = None) -> None:
     """Fill ``cell.commands``: create/prepare the environment, install the package, run the tests."""
     base_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "TRITONX_NATIVE_PLUGINS")}
     cell_dir = WORKDIR / cell.version
+    links = [arg for folder in find_links or [] for arg in ("--find-links", folder)]
     if cell.python is None:
         python = _venv_python(cell_dir / "venv")
         requirements = [f"triton=={cell.version}", TRITONX_CORE, *TEST_REQUIREMENTS]
+        # Native: build against this very Triton, with the build requirements installed here first.
+        # Python: an ordinary isolated build (the fresh venv has no hatchling, and needs none).
+        isolation = []
         if VARIANT == "native":
             requirements += ["-r", str(PROJECT / "requirements-build.txt")]
+            isolation = ["--no-build-isolation"]
         cell.commands += [
             ([sys.executable, "-m", "venv", "--clear", str(cell_dir / "venv")], base_env),
-            ([python, "-m", "pip", "install", "-q", *requirements], base_env),
-            ([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", str(PROJECT)], base_env),
+            ([python, "-m", "pip", "install", "-q", *links, *requirements], base_env),
+            ([python, "-m", "pip", "install", "-q", *links, "--no-deps", *isolation, str(PROJECT)], base_env),
         ]
         test_env = base_env
     else:
         # Reuse an interpreter: install this package into a private directory, leave its site-packages alone.
         python, target = cell.python, cell_dir / "site"
-        install = [python, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", str(target)]
+        install = [python, "-m", "pip", "install", "-q", *links, "--no-deps", "--upgrade", "--target", str(target)]
         # Build against what that interpreter has (native: must; python: when hatchling is there, no download).
         if VARIANT == "native" or _can_import(python, "hatchling"):
             install.append("--no-build-isolation")
@@ -131,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", help="comma-separated subset of ci/triton-versions.txt")
     parser.add_argument("--python", action="append", default=[], metavar="VERSION=PATH",
                         help="use this interpreter (which has that Triton) instead of a fresh venv")
+    parser.add_argument("--find-links", action="append", default=[], metavar="DIR",
+                        help="also install from this folder of wheels (repeat; e.g. an unreleased tritonx-core)")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
@@ -149,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         if reason:
             cell.status, cell.reason = "skipped", reason
             continue
-        plan(cell, env, args.pytest_args)
+        plan(cell, env, args.pytest_args, [str(Path(d).resolve()) for d in args.find_links])
         run_cell(cell, dry_run=args.dry_run)
 
     print("\nTriton  result")

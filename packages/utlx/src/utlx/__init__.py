@@ -7,7 +7,6 @@ interpreting) activates the compile-path lowering (``utlx.plugin.ensure_active``
 without further setup. ``utlx.matmul(a, b)`` runs the best packaged GEMM.
 """
 
-import os as _os
 import sys as _sys
 
 from utlx.__about__ import __version__
@@ -30,7 +29,9 @@ def _install_interpreter_support() -> None:
 
 def _activate_compile_path() -> None:
     """Interpreted kernels never compile, so the lowering is only activated when not interpreting."""
-    if _os.environ.get("TRITON_INTERPRET", "0") == "1":
+    from utlx.compat import interpreting
+
+    if interpreting():
         return
     from utlx.plugin import ensure_active
 
@@ -53,6 +54,7 @@ _install_interpreter_support()
 _install_fork_surface()
 _activate_compile_path()
 
+from utlx.attention import attention as attention  # noqa: E402  (flash attention forward, a TLX kernel)
 from utlx.matmul import matmul  # noqa: E402  (after the ops: the packaged kernels use them)
 
 __all__ = ["OPS", "__version__", "matmul", *_language_all]

@@ -9,7 +9,6 @@ every version and a new Triton release is supported by editing one file.
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 from types import ModuleType
@@ -17,19 +16,14 @@ from typing import Any
 
 import triton
 from triton.language import core as tl
+from tritonx import compat as _tritonx_compat
 
 #: Triton versions utlx is tested against (compile-only on the CPU, all four).
 SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
 
-
-def _parse_version(text: str) -> tuple[int, int, int]:
-    nums = [int(x) for x in re.findall(r"\d+", text)[:3]]
-    while len(nums) < 3:
-        nums.append(0)
-    return nums[0], nums[1], nums[2]
-
-
-TRITON_VERSION: tuple[int, int, int] = _parse_version(triton.__version__)
+#: The installed Triton's version, as tritonx's compat parses it (one parser for both packages).
+TRITON_VERSION: tuple[int, int, int] = _tritonx_compat.TRITON_VERSION
+TRITON_VERSION_STR: str = _tritonx_compat.TRITON_VERSION_STR
 
 
 def version_at_least(major: int, minor: int) -> bool:
@@ -237,50 +231,6 @@ def nvmma_distributed_layout(warps_per_cta: list[int], instr_shape: list[int]):
     from triton.experimental.gluon import language as ttgl
 
     return ttgl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps_per_cta, instr_shape=instr_shape)
-
-
-def amd_mfma_layout(version: int, instr_shape: list[int], warps_per_cta: list[int], element_bitwidth: int = 32):
-    """The AMD MFMA accumulator layout; ``instr_shape`` is ``[M, N, K]`` on every supported version."""
-    from triton.experimental.gluon.language import amd
-
-    return amd.AMDMFMALayout(version=version, instr_shape=instr_shape, transposed=True,
-                             warps_per_cta=warps_per_cta, element_bitwidth=element_bitwidth)
-
-
-def stages_hook_slot():
-    """(getter, setter) for Triton's single global stages-inspection hook (``knobs.runtime``)."""
-    from triton import knobs
-
-    def get():
-        return knobs.runtime.add_stages_inspection_hook
-
-    def set_(fn):
-        knobs.runtime.add_stages_inspection_hook = fn
-
-    return get, set_
-
-
-def convert_to_ttgpuir_adder():
-    """The adder of the TTIR -> TTGIR conversion pass (``convert-triton-to-tritongpu``)."""
-    from triton._C.libtriton import passes
-
-    return passes.ttir, "add_convert_to_ttgpuir"
-
-
-def software_pipeliner_adders() -> list[tuple[Any, str]]:
-    """(owner, name) of the adders of Triton's software pipeliners (NVIDIA's and AMD's) in this version."""
-    from triton._C.libtriton import passes
-
-    out = []
-    for name in ("add_pipeline",):
-        if hasattr(passes.ttgpuir, name):
-            out.append((passes.ttgpuir, name))
-    amd_pipeline = amd_pass_adder("add_pipeline")
-    if amd_pipeline is not None:
-        from triton._C.libtriton import amd
-
-        out.append((amd.passes.ttgpuir, "add_pipeline"))
-    return out
 
 
 def descriptor_load(_semantic: Any, desc: Any, offsets: list) -> Any:
@@ -515,8 +465,9 @@ def backend_is_hip(backend: Any) -> bool:
 # numpy and the interpreter are imported on demand: compiling kernels needs neither.
 
 
-def triton_minor() -> str:
-    return ".".join(triton.__version__.split(".")[:2])
+def interpreting() -> bool:
+    """Does Triton run kernels on its CPU interpreter (``TRITON_INTERPRET``, by Triton's own rule)?"""
+    return bool(triton.knobs.runtime.interpret)
 
 
 def interpreter() -> ModuleType:

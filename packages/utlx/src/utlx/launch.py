@@ -29,16 +29,10 @@ from typing import Any
 from utlx import compat
 
 
-def _no_pipelines() -> str:
-    return ""
-
-
 @cache
 def _pipelines_key_fn() -> Callable[[], str]:
-    try:
-        from tritonx import active_key
-    except ImportError:  # standalone utlx: no pipelines to key by
-        return _no_pipelines
+    from tritonx import active_key
+
     return active_key
 
 

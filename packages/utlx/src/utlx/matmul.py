@@ -23,7 +23,9 @@ import functools
 import json
 import math
 import os
+import stat
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,15 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import triton
-
-from utlx import gemm_launch
+from utlx import compat, eager, gemm_launch
 from utlx.__about__ import __version__
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import _pipelines_key_fn
+from utlx.settings import OFF, settings
 
 Launcher = Callable[[Any, Any, Any], None]
 
@@ -131,9 +132,7 @@ def fallback_candidates(kind: str) -> list[Candidate]:
 
 def ws_enabled() -> bool:
     """The warp-specialized kernel is a candidate unless ``UTLX_MATMUL_WS=0``."""
-    import os
-
-    return os.environ.get("UTLX_MATMUL_WS", "1").strip() not in ("0", "")
+    return settings.matmul_ws
 
 
 def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = SMEM_LIMIT, a_col: bool = False,
@@ -309,38 +308,52 @@ def shape_class(M: int, N: int, K: int) -> str:
 def default_cache_path() -> Path | None:
     """``$UTLX_MATMUL_CACHE`` (a file; ``0``/``off`` disables), else ``$UTLX_CACHE_DIR``,
     ``$XDG_CACHE_HOME/utlx`` or ``~/.cache/utlx``, file ``matmul-tuning.json``."""
-    env = os.environ.get("UTLX_MATMUL_CACHE")
-    if env is not None:
-        return None if env.strip().lower() in ("", "0", "off", "false", "no") else Path(env).expanduser()
-    base = os.environ.get("UTLX_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "utlx") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "utlx")
-    return Path(base) / "matmul-tuning.json"
+    chosen = settings.matmul_cache
+    if chosen is not None:
+        return None if chosen == OFF else Path(chosen).expanduser()
+    return Path(settings.cache_dir) / "matmul-tuning.json"
 
 
 class TuningCache:
     """Winners per (device name, Triton version, utlx version, dtype, alignment, shape class), as JSON.
 
-    Unreadable or corrupt files are treated as empty and write errors are ignored: a cache must never
-    make ``matmul`` fail. Writes merge with what is on disk and replace the file atomically.
+    Unreadable, corrupt or untrusted files are treated as empty and write errors are ignored: a cache
+    must never make ``matmul`` fail (nor choose its kernels for it: in a shared directory, a file owned
+    by another user or writable by others is ignored, and a symbolic link is never followed). Writes
+    merge with what is on disk and replace the file atomically, through a private temp file with an
+    unpredictable name.
     """
+
+    MAX_BYTES = 1 << 22
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
 
     @staticmethod
     def key(device_name: str, dtype: str, aligned: bool, M: int, N: int, K: int) -> str:
-        return (f"{device_name}|triton {triton.__version__}|utlx {__version__}|{dtype}|"
+        return (f"{device_name}|triton {compat.TRITON_VERSION_STR}|utlx {__version__}|{dtype}|"
                 f"{'aligned' if aligned else 'unaligned'}|{shape_class(M, N, K)}")
 
     def _read(self) -> dict[str, Any]:
         if self.path is None:
             return {}
         try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
             return {}
+        try:
+            st = os.fstat(fd)
+            ours = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+            if not ours or not stat.S_ISREG(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return {}
+            with os.fdopen(fd, encoding="utf-8") as f:
+                fd = -1
+                data = json.loads(f.read(self.MAX_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return {}
+        finally:
+            if fd >= 0:
+                os.close(fd)
         return data if isinstance(data, dict) else {}
 
     def get(self, key: str) -> str | None:
@@ -356,9 +369,14 @@ class TuningCache:
         data[key] = {"candidate": candidate_id, **info}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-            os.replace(tmp, self.path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(json.dumps(data, indent=1, sort_keys=True))
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
         except OSError:
             pass
 
@@ -506,7 +524,7 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
             raise RuntimeError(f"utlx.matmul: {M}x{N}x{K} {a.dtype} is not tuned yet, and tuning cannot run while a "
                                f"CUDA graph is being captured; call utlx.matmul once on these shapes before capturing")
         if budget_s is None:
-            budget_s = float(os.environ.get("UTLX_MATMUL_TUNE_BUDGET_S", "120"))
+            budget_s = settings.matmul_tune_budget_s
         ref = torch.matmul(a, b)
         launchers: dict[str, Launcher] = {}
         problem = Problem.of(a, b, info.num_sms)
@@ -681,6 +699,21 @@ def _make_plan(a: Any, b: Any) -> Any:
     return _CopyPlan(launch, copy_a, copy_b) if copy_a or copy_b else launch
 
 
+def _is_compiling() -> bool:
+    """``torch.compiler.is_compiling()``, resolved on first use (about 0.2 us per eager call)."""
+    global _is_compiling
+    import torch
+
+    _is_compiling = torch.compiler.is_compiling
+    return _is_compiling()
+
+
+def _torch_ops_matmul() -> Any:
+    import torch
+
+    return torch.ops.utlx.matmul
+
+
 def _matmul_miss(a: Any, b: Any) -> Any:
     """First call for this exact problem: validate, activate utlx, make and remember the plan, run it."""
     global _active_key
@@ -705,8 +738,14 @@ def matmul(a: Any, b: Any) -> Any:
 
     Row- and column-major operands (e.g. ``x @ w.T``) are used as they are. A call whose exact problem
     (shapes, strides, dtypes, devices, pointer alignment, active pipelines) was seen before costs one
-    dictionary lookup, the output allocation and one kernel launch; no host sync.
+    dictionary lookup, the output allocation and one kernel launch; no host sync. Under ``torch.compile``
+    the call becomes the custom op ``torch.ops.utlx.matmul`` (:mod:`utlx.torch_ops`), so Dynamo captures it
+    instead of tracing into the plan lookup and launcher.
     """
+    if _is_compiling():
+        from utlx import torch_ops  # noqa: F401  (importing registers torch.ops.utlx.*)
+
+        return _torch_ops_matmul()(a, b)
     try:
         pa, pb = a.data_ptr(), b.data_ptr()
         plan = _PLANS[(a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, not pa & 15,
@@ -721,7 +760,6 @@ def report_for(a: Any, b: Any) -> TuneReport | None:
     return _REPORTS.get(_problem_key(a, b))
 
 
-def selected(a: Any, b: Any) -> str:
-    """Id of the kernel configuration :func:`matmul` uses for these inputs (for benchmarks/tests)."""
-    winner = tune(a, b).winner
-    return winner.id if winner is not None else "none"
+# utlx.torch_ops' custom op calls these (it looks them up instead of importing this module, which imports it)
+eager.register("matmul", matmul)
+eager.register("matmul.fallback_candidates", fallback_candidates)

@@ -11,18 +11,20 @@ Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pip
   ``warp_pipeline_stage`` borders, and the ``dump_layout``/``assert_same_layout`` reports.
 
 Every pass returns at once for kernels without TLX ops, so the plugin is enabled by default and plain
-Triton kernels compile byte-identically. Without tritonx-core, :func:`ensure_active` falls back to
-utlx's own stages hook (``utlx.compiler.stages``).
+Triton kernels compile byte-identically. utlx needs tritonx-core (a declared dependency): tritonx owns
+Triton's stages hook, so utlx never sets or chains it itself.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from tritonx.settings import settings as tritonx_settings
 
 from utlx.__about__ import __version__
 from utlx.compiler.amd_passes import canonicalize_pointers_pass, end_of_ttgir_pass
-from utlx.compiler.stages import LOWERING_VERSION, install_standalone_hook, lowering_pass, restore_waits_pass
+from utlx.compiler.stages import LOWERING_VERSION, lowering_pass, restore_waits_pass
+from utlx.settings import settings
 
 NAME = "utlx"
 DESCRIPTION = ("TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers; "
@@ -50,24 +52,17 @@ def build_plugin() -> Any:
                           cache_key=lambda: LOWERING_VERSION, default_enabled=True)
 
 
-try:
-    plugin = build_plugin()
-except ImportError:  # tritonx-core not installed: ensure_active() uses the standalone hook
-    plugin = None
+plugin = build_plugin()
 
-_MODE: list[str] = []
 #: tritonx's plugin registry once looked up (keeps the already-enabled path free of imports)
 _REGISTRY: list[Any] = []
 
 
 def disabled_by_environment() -> bool:
     """``UTLX_DISABLE=1``, or a ``TRITONX_PLUGINS`` list that leaves utlx out, switches utlx off."""
-    if os.environ.get("UTLX_DISABLE", "").strip() not in ("", "0"):
+    if settings.disable:
         return True
-    chosen = os.environ.get("TRITONX_PLUGINS")
-    if chosen is None or not chosen.strip() or chosen.strip().lower() == "all":
-        return False
-    return NAME not in [n.strip() for n in chosen.split(",")]
+    return not tritonx_settings.plugins.allows(NAME, default_enabled=True)
 
 
 def enabled() -> bool:
@@ -79,7 +74,7 @@ def enabled() -> bool:
 
 
 def ensure_active() -> str:
-    """Make sure TLX kernels compile in this process; returns ``"tritonx"``, ``"standalone"`` or ``"disabled"``.
+    """Make sure TLX kernels compile in this process; returns ``"tritonx"`` or ``"disabled"``.
 
     Called by ``import utlx`` and by every ``utlx.matmul``, so the common case (already enabled) is one
     dict lookup; otherwise it re-enables the plugin if someone switched it off, unless the environment
@@ -89,11 +84,6 @@ def ensure_active() -> str:
         return "tritonx"
     if disabled_by_environment():
         return "disabled"
-    if plugin is None:
-        if not _MODE:
-            install_standalone_hook()
-            _MODE.append("standalone")
-        return "standalone"
     import tritonx
     from tritonx.plugins import registry
 

@@ -6,18 +6,16 @@ Why a private cache: a stale cached kernel compiled by an older lowering would h
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))  # for _helpers
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-compile-cache-"))
 
 
 @pytest.fixture(scope="session", autouse=True)
 def utlx_compile_path():
-    """Activate utlx the way users get it (the tritonx plugin), else the standalone hook."""
+    """Activate utlx the way users get it (the tritonx plugin)."""
     from utlx.plugin import ensure_active
 
     mode = ensure_active()

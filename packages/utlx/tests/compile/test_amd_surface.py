@@ -5,9 +5,7 @@ ops that are not AMD-only (``prefetch``, ``fence_mbarrier_init_cluster``, ``barr
 from __future__ import annotations
 
 import re
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -19,8 +17,6 @@ from triton.compiler.errors import CompilationError
 from utlx.compiler import downgrade
 from utlx.compiler.copy_width import UtlxPerformanceWarning
 from utlx.compiler.errors import UtlxCompileError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tutorials"))
 
 
 @triton.jit

@@ -15,24 +15,17 @@ are strict xfails quoting the first error.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
+import amd_cases
+import expected_amd
+import fbtriton_checkout
 import pytest
+import run_amd_case
+from expected import KnownFirstError
+from utlx import compat
 
-HERE = Path(__file__).resolve().parent
-for _p in (HERE, HERE.parent, HERE.parent / "tutorials"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-import amd_cases  # noqa: E402
-import expected_amd  # noqa: E402
-import fbtriton_checkout  # noqa: E402
-import run_amd_case  # noqa: E402
-from expected import KnownFirstError  # noqa: E402
-from utlx import compat  # noqa: E402
-
-MINOR = compat.triton_minor()
+MINOR = "{}.{}".format(*compat.TRITON_VERSION[:2])
 EXPECTED = expected_amd.table(MINOR)
 
 

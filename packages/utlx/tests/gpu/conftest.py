@@ -1,10 +1,2 @@
-"""GPU sweep tests: importable helpers from this folder (``--import-mode=importlib`` does not add it)."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+"""GPU sweep tests: this folder's helpers (``gemm_sweep``, ``sweep_kernels``) are importable through the root
+``pyproject.toml``'s pytest ``pythonpath``, the one way tests import their helpers."""

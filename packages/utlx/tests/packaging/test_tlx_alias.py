@@ -14,12 +14,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import meta_wheel
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CORE_SRC = Path(__file__).resolve().parents[3] / "core" / "src"
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # packages/utlx/tests: meta_wheel
-import meta_wheel  # noqa: E402
 
 ENV = {"UTLX_DISABLE": "1", "PATH": "/usr/bin:/bin"}
 

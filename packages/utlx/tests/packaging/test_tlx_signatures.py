@@ -18,20 +18,17 @@ from __future__ import annotations
 import ast
 import enum
 import inspect
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-import triton
-from triton.language import core as tl_core
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # packages/utlx/tests: meta_wheel
 import fbtriton_checkout
 import meta_wheel
+import pytest
+import triton
 import utlx
+from triton.language import core as tl_core
 from utlx.language import types as utlx_types
 
 PLUMBING = {"_semantic", "_builder", "_generator", "self", "cls"}

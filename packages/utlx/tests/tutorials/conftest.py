@@ -9,16 +9,12 @@ regression).
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-for _p in (HERE, HERE.parent):  # this folder's helpers and tests/meta_wheel.py (--import-mode=importlib)
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-tutorials-cache-"))
 
 INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") == "1"

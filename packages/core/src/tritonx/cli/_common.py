@@ -11,27 +11,37 @@ import ast
 import contextlib
 import functools
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
 
 from ..errors import PluginError, TritonxError
+from ..settings import TritonxSettings, settings
+from .output import console as console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-def console() -> Console:
-    """Rich output on the current stdout (made per call: it reads ``COLUMNS`` and a redirected stdout).
+DEBUG_ENV = TritonxSettings.debug.var
+#: Set by ``tritonx --debug`` (or ``TRITONX_DEBUG=1``): errors keep their traceback, compiler output is not held back.
+DEBUG = False
 
-    Errors are plain lines on stderr, so ``--json`` stdout stays parseable.
-    """
-    return Console(highlight=False)
+
+def set_debug(flag: bool) -> None:
+    """Called by the root command for every invocation: ``--debug`` or ``TRITONX_DEBUG`` (not ``0``)."""
+    global DEBUG
+    DEBUG = flag or settings.debug
 
 
 class UserError(TritonxError):
     """Bad input to a command (file, kernel, signature, stage...): reported as one line, exit 1."""
+
+
+class CompilerFailure(TritonxError):
+    """Triton's compiler failed below Python (an MLIR pass, LLVM, ptxas): the first error line it printed."""
 
 
 def fail(command: str, message: str, code: int = 1) -> NoReturn:
@@ -41,16 +51,25 @@ def fail(command: str, message: str, code: int = 1) -> NoReturn:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _compilation_error_line(exc: BaseException) -> str:
+    """A Triton ``CompilationError`` (source excerpt + message, many lines) as one line."""
+    node = getattr(exc, "node", None)
+    where = f" at line {node.lineno}:{node.col_offset} of the kernel" if hasattr(node, "lineno") else ""
+    message = getattr(exc, "error_message", None) or (str(exc.__cause__) if exc.__cause__ else "")
+    message = " ".join(message.split()) or type(exc).__name__
+    return f"Triton could not compile the kernel{where}: {message}"
 
 
 def user_errors(command: str) -> Callable[[F], F]:
-    """Turn tritonx/Triton errors a user can cause into one error line and exit 1.
+    """Every failure of a command becomes one or two lines on stderr and exit 1; ``--debug`` shows tracebacks.
 
     tritonx's own errors (unknown plugin, unknown pass with its suggestions, refused native library),
-    bad targets (``ValueError``) and Triton's kernel compilation errors are the user's to fix, so
-    they never show a traceback. Anything else is a bug in tritonx and keeps its traceback.
+    bad targets (``ValueError``) and Triton's kernel compilation errors are the user's to fix and
+    say so in one line. Anything else is a bug (in tritonx, Triton or a plugin): it is named as an
+    internal error with a pointer to ``tritonx --debug``, which re-raises it with its traceback.
     """
 
     def wrap(fn: F) -> F:
@@ -58,18 +77,28 @@ def user_errors(command: str) -> Callable[[F], F]:
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except typer.Exit:
+            except (typer.Exit, typer.Abort, KeyboardInterrupt):
                 raise
-            except (TritonxError, ValueError, KeyError, FileNotFoundError) as exc:
-                fail(command, _one_line(exc) if not isinstance(exc, KeyError) else str(exc.args[0]))
             except Exception as exc:
-                if _is_triton_compile_error(exc):
-                    fail(command, f"Triton could not compile the kernel: {type(exc).__name__}: {_one_line(exc)}")
-                raise
+                if DEBUG:
+                    raise
+                fail(command, describe_error(exc, command))
 
         return run  # type: ignore[return-value]
 
     return wrap
+
+
+def describe_error(exc: BaseException, command: str) -> str:
+    """The one or two lines that stand for ``exc`` in a command's error message."""
+    if _is_triton_compile_error(exc):
+        return _compilation_error_line(exc)
+    if isinstance(exc, KeyError) and not isinstance(exc, TritonxError):
+        return str(exc.args[0]) if exc.args else "KeyError"
+    if isinstance(exc, (TritonxError, ValueError, FileNotFoundError)):
+        return _one_line(exc)
+    return (f"internal error: {type(exc).__name__}: {_one_line(exc)}\n"
+            f"(run `tritonx --debug {command} ...` for the traceback)")
 
 
 def _is_triton_compile_error(exc: BaseException) -> bool:
@@ -77,7 +106,58 @@ def _is_triton_compile_error(exc: BaseException) -> bool:
         from triton.compiler.errors import CompilationError
     except ImportError:  # pragma: no cover - every supported Triton has it
         return False
-    return isinstance(exc, CompilationError) or type(exc).__name__ in ("MLIRError", "PTXASError")
+    return isinstance(exc, CompilationError)
+
+
+@contextlib.contextmanager
+def compiler_output(what: str) -> Iterator[None]:
+    """Hold back what Triton's native code writes to file descriptors 1 and 2 while it compiles ``what``.
+
+    Why: MLIR prints diagnostics and whole reproducer modules, and ``ptxas`` its banner, straight to
+    the process's stdout/stderr, where they would spoil ``--json`` output and bury the one line that
+    matters. On success the held output goes to stderr; when the compile fails below Python (a
+    ``RuntimeError`` such as ``PassManager::run failed``), :class:`CompilerFailure` carries the first
+    ``error:`` line the compiler printed. ``--debug`` leaves the descriptors alone.
+    """
+    if DEBUG:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        saved = (os.dup(1), os.dup(2))
+    except OSError:  # no real descriptors (embedded interpreter): nothing to hold back
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 1)
+        os.dup2(held.fileno(), 2)
+        failed: BaseException | None = None
+        try:
+            yield
+        except BaseException as exc:
+            failed = exc
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            held.seek(0)
+            text = held.read().decode(errors="replace")
+        if failed is None:
+            if text:
+                sys.stderr.write(text)
+                sys.stderr.flush()
+            return
+        if isinstance(failed, RuntimeError) and not isinstance(failed, TritonxError):
+            # "<file>:<line>:<col>: error: <message>": keep the message (the location is the kernel's def)
+            first = next((line.split("error:", 1)[1].strip() for line in text.splitlines() if "error:" in line), None)
+            detail = f"{first} ({_one_line(failed)})" if first else _one_line(failed)
+            raise CompilerFailure(f"Triton could not compile {what}: {detail}") from failed
+        raise failed
 
 
 def emit_json(data: Any) -> None:
@@ -108,13 +188,17 @@ def parse_signature(text: str) -> dict[str, str]:
     return sig
 
 
-def parse_constexprs(items: list[str] | None) -> dict[str, Any]:
-    """``["BLOCK=128", "FLAG=True"]`` -> ``{"BLOCK": 128, "FLAG": True}`` (Python literals, else strings)."""
+def parse_constexprs(items: list[str] | None, flag: str = "--constexpr") -> dict[str, Any]:
+    """``["BLOCK=128", "FLAG=True"]`` -> ``{"BLOCK": 128, "FLAG": True}`` (Python literals, else strings).
+
+    ``flag`` names the option in the error (``--constexpr``, or ``-o`` for compile options).
+    """
     out: dict[str, Any] = {}
     for item in items or []:
         name, eq, raw = item.partition("=")
         if not eq or not name.strip():
-            raise UserError(f"--constexpr {item!r} is not NAME=VALUE (e.g. BLOCK=128)")
+            example = "BLOCK=128" if flag == "--constexpr" else "num_warps=8"
+            raise UserError(f"{flag} {item!r} is not NAME=VALUE (e.g. {example})")
         try:
             value: Any = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError):

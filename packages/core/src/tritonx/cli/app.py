@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from . import compile_cmd, doctor_cmd, native_cmd, pipeline_cmd, plugins_cmd
+from ._common import DEBUG_ENV, set_debug
 
 app = typer.Typer(
     name="tritonx",
@@ -53,8 +54,11 @@ def _print_version(value: bool) -> None:
 def _root(
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
                                  help="Print tritonx and Triton versions and exit."),
+    debug: bool = typer.Option(False, "--debug",
+                               help=f"Show tracebacks and the compiler's raw output on errors (also {DEBUG_ENV}=1)."),
 ) -> None:
     """tritonx: pass-level pipeline edits and plugins for the official Triton wheel."""
+    set_debug(debug)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import typer
 
 from ._common import (
     UserError,
-    console,
+    compiler_output,
     emit_json,
     parse_constexprs,
     parse_signature,
@@ -24,7 +24,9 @@ from ._common import (
     split_names,
     user_errors,
 )
+from .compile_args import check_options, check_signature_types
 from .kernel_file import check_arguments, load_kernel
+from .output import console
 
 DUMP_PIPELINE = "tritonx-cli-dump"
 
@@ -104,15 +106,19 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--divisible must be >= 0, got {divisible_n}")
         tgt = Target.parse(target)
         sig = parse_signature(signature)
+        check_signature_types(sig)
         consts = parse_constexprs(constexpr)
-        options = parse_constexprs(option) or None
+        options = parse_constexprs(option, flag="-o") or None
+        check_options(tgt, options or {})
         kernel = load_kernel(kernel_spec)
         check_arguments(kernel, sig, consts)
         attrs = divisible(divisible_n) if divisible_n else None
         names = split_names(plugins)
+        what = f"{kernel_spec.rpartition(':')[2]} for {tgt}"
 
         def build() -> Any:
-            return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
+            with compiler_output(what):  # ptxas banners and MLIR diagnostics go to stderr, never into stdout
+                return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
 
         head = {"target": str(tgt), "kernel": kernel_spec, "plugins": names}
         if diff:

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
-from ._common import console, emit_json, user_errors
+from ._common import emit_json, user_errors
+from .output import Grid, console, print_grid
 
 
 def register(app: typer.Typer) -> None:
@@ -34,15 +35,14 @@ def register(app: typer.Typer) -> None:
                 "plugin": info.to_dict() if info else None,
             })
         else:
-            table = Table(title=f"native plugin checks: {diagnosis.path}")
-            for col in ("check", "verdict", "detail"):
-                table.add_column(col)
+            table = Grid(["check", "verdict", "detail"], title=f"native plugin checks: {diagnosis.path}",
+                         fold=("detail",))
             for c in diagnosis.checks:
-                table.add_row(c.name, "[green]ok[/green]" if c.ok else "[red]FAILED[/red]", c.detail)
+                table.add_row(c.name, "[green]ok[/green]" if c.ok else "[red]FAILED[/red]", escape(c.detail))
             for name in CHECKS:
                 if name not in ran:
                     table.add_row(name, "[dim]not run[/dim]", "")
-            console().print(table)
+            print_grid(table)
             if info is not None:
                 passes = ", ".join(info.pass_names) or "none"
                 console().print(f"plugin {info.plugin_name} {info.plugin_version} (Triton {info.triton_version}); "

@@ -12,8 +12,10 @@ directory next to the destination, and only a complete render is moved into plac
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -24,6 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import TritonxError
+from ._common import user_errors
 
 #: Where the template lives inside an installed wheel (``force-include`` in tritonx-core's pyproject).
 WHEEL_TEMPLATE = Path(__file__).resolve().parents[1] / "_template"
@@ -159,10 +162,39 @@ def next_steps(path: Path, *, native: bool, plugin_name: str) -> str:
     ])
 
 
+def triton_range_of(project: Path) -> str | None:
+    """The ``triton`` requirement's specifier in a generated project's pyproject (``==3.7.1``), if any."""
+    match = re.search(r'^\s*"triton([<>=!~][^"]*)"', (project / "pyproject.toml").read_text(), re.MULTILINE)
+    return match.group(1) if match else None
+
+
+def environment_warning(project: Path, *, native: bool, template: Path | None = None) -> str | None:
+    """A warning when the installed Triton is outside the generated plugin's Triton range, else None.
+
+    Why: a native plugin is compiled against the LLVM/MLIR headers of one Triton release (3.7.1 by
+    default) and only loads into that release; scaffolding it in a venv with another Triton gives a
+    project that cannot be built or tested there, and nothing would say so until the build stops.
+    """
+    spec = triton_range_of(project)
+    try:
+        installed = importlib.metadata.version("triton").split("+")[0]
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if spec is None or _validation(template or template_dir()).admits(spec, installed):
+        return None
+    head = f"warning: this environment has Triton {installed}, but {project.name} is for triton{spec}"
+    if native:
+        return (f"{head}: its native library builds against that Triton's LLVM/MLIR headers and loads only there. "
+                f"Build and test it in a venv with that Triton (pip install 'triton{spec}'), or set "
+                "TRITONX_LLVM_DIR to headers from your Triton's LLVM commit (see its README).")
+    return f"{head}: install a Triton in that range to test it, or pass --triton with a range that admits {installed}."
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``new`` command to the tritonx typer app."""
 
     @app.command("new")
+    @user_errors("new")
     def new(
         name: Annotated[str, typer.Argument(help="Distribution and directory name, e.g. tritonx-myplugin.")],
         native: Annotated[bool, typer.Option("--native", help="C++ MLIR plugin (dialect + passes).")] = False,
@@ -188,6 +220,9 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         chosen = resolve_plugin_name(path)
         typer.echo(next_steps(path, native=native, plugin_name=chosen))
+        warning = environment_warning(path, native=native)
+        if warning:
+            typer.echo(warning, err=True)
 
 
 def resolve_plugin_name(project: Path) -> str:

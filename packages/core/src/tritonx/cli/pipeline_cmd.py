@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
-from ._common import UserError, console, emit_json, plugins_enabled, split_names, user_errors
+from ._common import UserError, compiler_output, emit_json, plugins_enabled, split_names, user_errors
+from .output import Grid, console, print_grid
 
 _MARK_STYLE = {"inserted": "green", "disabled": "red", "replaced": "yellow", "replacement": "green"}
 
@@ -20,20 +21,19 @@ def _args_text(args: tuple[Any, ...]) -> str:
     return ", ".join(repr(a) for a in args)
 
 
-def stage_table(stage: str, passes: list[Any]) -> Table:
-    table = Table(title=f"stage {stage}: {len(passes)} passes")
-    table.add_column("#", justify="right")
-    for col in ("pass", "adder", "args", "edit"):
-        table.add_column(col, overflow="fold")
+def stage_table(stage: str, passes: list[Any]) -> Grid:
+    """One stage's passes; off a terminal each pass is one line (``| grep tritongpu-pipeline`` finds it)."""
+    table = Grid(["#", "pass", "adder", "args", "edit"], title=f"stage {stage}: {len(passes)} passes",
+                 fold=("pass", "adder", "args", "edit"), right=("#",))
     for p in passes:
         index = "+" if p.mark in ("inserted", "replacement") else str(p.index)
-        name = p.name
+        name = escape(p.name)
         edit = ""
         if p.mark:
             style = _MARK_STYLE.get(p.mark, "bold")
-            edit = f"[{style}]{p.mark}[/{style}] by {p.edit}"
+            edit = f"[{style}]{p.mark}[/{style}] by {escape(str(p.edit))}"
             name = f"[{style}]{name}[/{style}]" if p.mark != "disabled" else f"[strike]{name}[/strike]"
-        table.add_row(index, name, p.adder, _args_text(p.args), edit)
+        table.add_row(index, name, escape(p.adder), escape(_args_text(p.args)), edit)
     return table
 
 
@@ -53,7 +53,8 @@ def register(app: typer.Typer) -> None:
 
         with plugins_enabled(split_names(plugins)):
             active = [p.name for p in activation.active()]
-            cap = tritonx.capture(target)
+            with compiler_output(f"the probe kernel for {target}"):
+                cap = tritonx.capture(target)
         stages = list(cap.stage_order)
         if stage is not None:
             if stage not in cap.stages:
@@ -66,7 +67,8 @@ def register(app: typer.Typer) -> None:
             data["active_pipelines"] = active
             emit_json(data)
             return
-        console().print(f"Triton {cap.triton_version}, target {cap.target}; active pipelines: "
-                      f"{', '.join(active) or 'none (stock)'}")
+        con = console()
+        con.print(f"Triton {cap.triton_version}, target {cap.target}; active pipelines: "
+                  f"{', '.join(active) or 'none (stock)'}")
         for s in stages:
-            console().print(stage_table(s, cap[s]))
+            print_grid(stage_table(s, cap[s]), con)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
-from ._common import console, emit_json, user_errors
+from ._common import emit_json, user_errors
+from .output import Grid, console, print_grid
 
 
 def native_verdict(path: str) -> dict[str, Any]:
@@ -48,12 +49,20 @@ def describe_plugin(plugin: Any, *, check_natives: bool = True) -> dict[str, Any
 def _contributions(info: dict[str, Any]) -> str:
     lines = []
     for p in info["pipelines"]:
-        lines.append(f"[bold]pipeline {p['name']}[/bold]")
-        lines.extend(f"  {edit}" for edit in p["edits"] or ["(no edits)"])
+        lines.append(f"[bold]pipeline {escape(p['name'])}[/bold]")
+        lines.extend(f"  {escape(edit)}" for edit in p["edits"] or ["(no edits)"])
     for lib in info["native_libraries"]:
-        verdict = "[green]ok[/green]" if lib["ok"] else f"[red]refused ({lib['failed_check']})[/red]: {lib['detail']}"
-        lines.append(f"[bold]native[/bold] {lib['path']}: {verdict}")
+        verdict = ("[green]ok[/green]" if lib["ok"] else
+                   f"[red]refused ({lib['failed_check']})[/red]: {escape(lib['detail'])}")
+        lines.append(f"[bold]native[/bold] {escape(lib['path'])}: {verdict}")
     return "\n".join(lines) or "(nothing)"
+
+
+def broken_entries() -> dict[str, str]:
+    """Installed plugins whose entry point failed to load: name -> the reason (names the distribution)."""
+    from ..plugins import registry
+
+    return {name: str(err) for name, err in sorted(registry.broken_plugins().items())}
 
 
 def register(app: typer.Typer) -> None:
@@ -62,25 +71,30 @@ def register(app: typer.Typer) -> None:
     def plugins(
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
-        """List installed plugins: version, distribution, enabled or not, pipelines, native libraries."""
+        """List installed plugins: status, version, distribution, enabled or not, what each contributes.
+
+        Exits 1 when an installed plugin is broken (its entry point failed to load); the reason is shown.
+        """
         from ..plugins import registry
 
+        broken = broken_entries()
         infos = [describe_plugin(p) for p in registry.list_plugins()]
-        broken = {name: str(err) for name, err in registry.broken_plugins().items()}
         if as_json:
-            emit_json({"plugins": infos, "broken": broken})
-            return
-        for name, err in sorted(broken.items()):
-            console().print(f"[red]broken plugin {name!r}[/red]: {err}")
-        if not infos:
+            emit_json({"plugins": [{**i, "status": "ok"} for i in infos], "broken": broken})
+        elif not infos and not broken:
             console().print("No tritonx plugins installed (entry-point group 'tritonx.plugins').")
-            return
-        table = Table(title="tritonx plugins", show_lines=True)
-        for col in ("plugin", "version", "distribution", "enabled"):
-            table.add_column(col)
-        table.add_column("contributes", overflow="fold")
-        for info in infos:
-            name = info["name"] + (f"\n[dim]{info['description']}[/dim]" if info["description"] else "")
-            enabled = "[green]yes[/green]" if info["enabled"] else "no"
-            table.add_row(name, info["version"], info["distribution"], enabled, _contributions(info))
-        console().print(table)
+        else:
+            table = Grid(["plugin", "status", "version", "distribution", "enabled", "contributes"],
+                         title="tritonx plugins", show_lines=True, fold=("contributes",))
+            for name, reason in broken.items():
+                table.add_row(escape(name), "[red]broken[/red]", "", "", "no", f"[red]{escape(reason)}[/red]")
+            for info in infos:
+                about = f"[dim]{escape(info['description'])}[/dim]\n" if info["description"] else ""
+                enabled = "[green]yes[/green]" if info["enabled"] else "no"
+                table.add_row(escape(info["name"]), "[green]ok[/green]", info["version"],
+                              escape(info["distribution"]), enabled, about + _contributions(info))
+            print_grid(table)
+        if broken:
+            typer.echo(f"tritonx plugins: error: broken plugin(s): {', '.join(broken)} (the reason is listed)",
+                       err=True)
+            raise typer.Exit(1)

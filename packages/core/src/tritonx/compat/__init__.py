@@ -7,32 +7,22 @@ differences live in :mod:`tritonx.compat.native`.
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import triton
 
-SUPPORTED = ((3, 6), (3, 9))  # inclusive range of (major, minor)
-
-
-def _parse_version(text: str) -> tuple[int, int, int]:
-    parts = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    while len(parts) < 3:
-        parts.append(0)
-    return parts[0], parts[1], parts[2]
-
-
-TRITON_VERSION_STR: str = triton.__version__
-TRITON_VERSION: tuple[int, int, int] = _parse_version(TRITON_VERSION_STR)
-
-#: Triton >= 3.7 calls the stages hook with no arguments to get ``(key, hash)``: once per compile for
-#: the on-disk key and once per launch for the in-memory key. 3.6 never does.
-HOOK_HAS_KEY_CALL: bool = TRITON_VERSION[:2] >= (3, 7)
+from .cache import compile_frame as compile_frame
+from .cache import frame_source as frame_source
+from .cache import install_compile_key as install_compile_key
+from .cache import install_memory_key as install_memory_key
+from .cache import launch_key as launch_key
+from .cache import remote_cache_environment as remote_cache_environment
+from .installed import HOOK_HAS_KEY_CALL as HOOK_HAS_KEY_CALL
+from .installed import SUPPORTED as SUPPORTED
+from .installed import TRITON_RELEASE as TRITON_RELEASE
+from .installed import TRITON_VERSION as TRITON_VERSION
+from .installed import TRITON_VERSION_STR as TRITON_VERSION_STR
 
 
 def check_supported() -> None:
@@ -65,33 +55,8 @@ def set_stages_hook(hook: Callable | None) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Which kernel is being compiled (for per-kernel pipelines)
+# Compile sources
 # --------------------------------------------------------------------------------------------------
-
-
-def current_compile_source(max_depth: int = 12) -> Any | None:
-    """The ``ASTSource``/``IRSource`` that ``triton.compile`` is compiling, seen from inside the hook.
-
-    The stages hook receives no kernel; every supported version calls it from
-    ``backend.add_stages`` inside ``triton.compiler.compiler.compile``, whose local ``src`` is the
-    source. Walking a dozen frames at compile time costs microseconds; it never runs per launch.
-    """
-    frame = sys._getframe(1)
-    compile_code = _compile_code()
-    for _ in range(max_depth):
-        if frame is None:
-            return None
-        if frame.f_code is compile_code:
-            return frame.f_locals.get("src")
-        frame = frame.f_back
-    return None
-
-
-@functools.cache
-def _compile_code() -> Any:
-    import triton.compiler.compiler as cc
-
-    return cc.compile.__code__
 
 
 def source_class(kernel: Any) -> Any:
@@ -112,47 +77,17 @@ def source_kernel(src: Any) -> Any | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Cache keys
+# Cache keys (how Triton builds them, and where tritonx joins in: :mod:`.cache`)
 # --------------------------------------------------------------------------------------------------
-
-
-def install_cache_keying(active_key: Callable[[], str]) -> None:
-    """Make Triton 3.6's caches see tritonx's active-pipeline key (3.7+ ask the hook instead).
-
-    3.6 has no no-argument hook call, so a changed pipeline would hit a stale cache entry. We wrap
-    the two functions that build its keys: ``get_cache_key`` (on-disk, looked up as a global of
-    ``triton.compiler.compiler``) and ``compute_cache_key`` (in-memory, a global of
-    ``triton.runtime.jit``). Both wrappers append a string that is empty while nothing is active,
-    so keys of stock compiles are unchanged.
-    """
-    if HOOK_HAS_KEY_CALL:
-        return
-    import triton.compiler.compiler as cc
-    import triton.runtime.jit as jit
-
-    if getattr(cc.get_cache_key, "__tritonx__", False):
-        return
-    orig_disk = cc.get_cache_key
-    orig_mem = jit.compute_cache_key
-
-    def get_cache_key(*args: Any, **kwargs: Any) -> str:
-        return orig_disk(*args, **kwargs) + active_key()
-
-    def compute_cache_key(*args: Any, **kwargs: Any) -> str:
-        return orig_mem(*args, **kwargs) + active_key()
-
-    get_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    compute_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    cc.get_cache_key = get_cache_key
-    jit.compute_cache_key = compute_cache_key
 
 
 def rekey_kernel(fn: Any, extra: str) -> None:
     """Give one JIT function its own cache identity (for pipelines bound to that kernel only).
 
     ``JITFunction.cache_key`` is what the on-disk key uses for the kernel's source; we fold the bound
-    pipelines' key into it and drop the function's in-memory compiled kernels, which were built
-    without them.
+    pipelines' key into it (callers and tools that key by ``fn.cache_key`` see the binding) and drop the
+    function's in-memory compiled kernels, which were built without them. The on-disk key does not
+    depend on it: tritonx's compile key names the bound pipelines itself.
     """
     import hashlib
 
@@ -171,6 +106,17 @@ def rekey_kernel(fn: Any, extra: str) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+def _closing(text: str, opening: int) -> int:
+    """Index of the bracket closing the one at ``opening`` (-1 if it never closes)."""
+    depth = 0
+    for i in range(opening, len(text)):
+        depth += text[i] in "({"
+        depth -= text[i] in ")}"
+        if depth == 0:
+            return i
+    return -1
+
+
 def parse_pipeline_names(pipeline: str) -> list[str]:
     """Top-level pass names of ``pm.get_pipeline_str()`` (``any(canonicalize{...},inline{...})``).
 
@@ -178,7 +124,7 @@ def parse_pipeline_names(pipeline: str) -> list[str]:
     """
     text = pipeline.strip()
     for prefix in ("any(", "builtin.module("):
-        if text.startswith(prefix) and text.endswith(")"):
+        if text.startswith(prefix) and _closing(text, len(prefix) - 1) == len(text) - 1:
             text = text[len(prefix) : -1]
             break
     names: list[str] = []
@@ -208,12 +154,3 @@ def parse_pipeline_names(pipeline: str) -> list[str]:
             token += ch
     return names
 
-
-def interpreter_active() -> bool:
-    """True when kernels run under ``TRITON_INTERPRET=1``."""
-    try:
-        return bool(triton.knobs.runtime.interpret)
-    except AttributeError:  # pragma: no cover - older layouts
-        import os
-
-        return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")

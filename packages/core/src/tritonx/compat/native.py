@@ -20,8 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .version import parse_version, release
+
 #: Environment variable libtriton 3.7/3.8 reads at import.
 TRITON_PLUGIN_PATHS = "TRITON_PLUGIN_PATHS"
+
+#: How a Triton version loads native plugins (:attr:`NativeLoading.mechanism`).
+UNSUPPORTED, ENV, EXTEND_WITH = "unsupported", "env", "extend_with"
 
 #: The exported C entry point every native plugin must define.
 ENTRY_POINT = "tritonGetPluginInfo"
@@ -53,26 +58,6 @@ PLUGIN_INFO_LAYOUTS: dict[int, dict[str, list[tuple[str, str]]]] = {
 KNOWN_API_VERSIONS: tuple[int, ...] = tuple(sorted(PLUGIN_INFO_LAYOUTS))
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    """``"3.8.0+git1234"`` -> ``(3, 8, 0)``; tolerant of suffixes such as ``rc1`` or ``.dev0``."""
-    parts: list[int] = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = ""
-        for ch in piece:
-            if not ch.isdigit():
-                break
-            digits += ch
-        parts.append(int(digits or 0))
-    while len(parts) < 3:
-        parts.append(0)
-    return parts[0], parts[1], parts[2]
-
-
-def release(text: str) -> str:
-    """The release part of a version string, the part libtriton compares (``"3.8.0+abc"`` -> ``"3.8.0"``)."""
-    return text.split("+")[0].strip()
-
-
 def versions_match(plugin_triton_version: str, installed_triton_version: str) -> bool:
     """Does a plugin built for one Triton version load into the installed one? (Triton's own rule.)"""
     return release(plugin_triton_version) == release(installed_triton_version)
@@ -93,23 +78,28 @@ class NativeLoading:
 
     @property
     def supported(self) -> bool:
-        return self.mechanism != "unsupported"
+        return self.mechanism != UNSUPPORTED
 
     @property
     def runtime_loading(self) -> bool:
         """Can a library be loaded after ``triton`` was imported?"""
-        return self.mechanism == "extend_with"
+        return loads_at_run_time(self.mechanism)
+
+    @property
+    def reads_environment(self) -> bool:
+        """Does libtriton take native plugins only from ``TRITON_PLUGIN_PATHS``, when it is first imported?"""
+        return self.mechanism == ENV
 
     def pass_attribute(self, pass_name: str) -> str:
         """Name of the ``libtriton.passes.plugin`` attribute that adds the plugin pass ``pass_name``."""
-        if self.mechanism == "extend_with":
+        if self.mechanism == EXTEND_WITH:
             # extend_with prefixes "add_" but never doubles it (measured: "plugin" -> "add_plugin").
             return pass_name if pass_name.startswith("add_") else f"add_{pass_name}"
         return pass_name
 
     def load_calls(self, has_dialects: bool) -> list[str]:
         """Dotted ``libtriton`` functions to call with the library path to load it at run time (3.9)."""
-        if self.mechanism != "extend_with":
+        if self.mechanism != EXTEND_WITH:
             return []
         calls = ["passes.plugin.extend_with"]
         if has_dialects:
@@ -127,9 +117,14 @@ def native_loading(triton_version: str) -> NativeLoading:
     """The loading mechanism of a Triton version (by version string; never imports triton)."""
     major_minor = parse_version(triton_version)[:2]
     if major_minor < (3, 7):
-        mechanism = "unsupported"
+        mechanism = UNSUPPORTED
     elif major_minor < (3, 9):
-        mechanism = "env"
+        mechanism = ENV
     else:
-        mechanism = "extend_with"
+        mechanism = EXTEND_WITH
     return NativeLoading(triton_version=triton_version, mechanism=mechanism)
+
+
+def loads_at_run_time(mechanism: str | None) -> bool:
+    """Does this mechanism (as the start-up report names it) load libraries after ``import triton`` (3.9)?"""
+    return mechanism == EXTEND_WITH

@@ -4,6 +4,11 @@
 Triton) maps each version's adder paths (``passes.ttgpuir.add_pipeline``) to MLIR pass arguments
 (``tritongpu-pipeline``). It lets a pipeline reject a misspelt name when it is written, suggest the
 closest names, and say which Triton version has a pass the installed one lacks.
+
+:class:`PassNames` is the table one runtime uses: the shipped map, names learned from this process's
+compiles, and the passes of loaded native plugins, which the native registry pushes in as it records
+each library (:class:`NativePass`; this layer never imports ``tritonx.native`` nor asks it anything).
+The module-level functions use the current runtime's table.
 """
 
 from __future__ import annotations
@@ -11,13 +16,14 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from .. import _current
 from ..errors import PassNotInVersionError, PipelineError, UnknownPassError
-
-#: Names learned at run time (captures of this process), added to the installed version's map.
-_learned: dict[str, str] = {}
 
 
 @functools.cache
@@ -27,13 +33,12 @@ def _passmap() -> dict[str, dict[str, str]]:
 
 
 def _installed_key() -> str:
-    from ..compat import TRITON_VERSION
+    from ..compat import TRITON_RELEASE
 
-    return "{}.{}.{}".format(*TRITON_VERSION)
+    return TRITON_RELEASE
 
 
-def installed_map() -> dict[str, str]:
-    """Adder path -> MLIR name for the installed Triton (plus names learned this process)."""
+def _shipped_map() -> dict[str, str]:
     pm = _passmap()
     key = _installed_key()
     base = pm.get(key)
@@ -41,29 +46,12 @@ def installed_map() -> dict[str, str]:
         minor = key.rsplit(".", 1)[0]
         same = sorted(v for v in pm if v.startswith(minor + "."))
         base = pm[same[-1]] if same else {}
-    return {**base, **_learned}
-
-
-def learn(adder: str, name: str) -> None:
-    """Record a name seen while compiling (keeps validation right on unmapped versions)."""
-    if name:
-        _learned.setdefault(adder, name)
+    return base
 
 
 def matches(query: str, name: str, adder: str) -> bool:
     """Does a user's pass name (MLIR name or adder path or its suffix) denote this pass?"""
     return query == name or query == adder or adder.endswith("." + query)
-
-
-def _native_names() -> set[str]:
-    try:
-        from ..native import registry
-    except ImportError:  # pragma: no cover - native support missing
-        return set()
-    try:
-        return set(registry.native_passes())
-    except Exception:  # pragma: no cover - registry unusable: no native names
-        return set()
 
 
 def _all_names(mapping: dict[str, str]) -> set[str]:
@@ -77,57 +65,135 @@ def _all_names(mapping: dict[str, str]) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
+class NativePass:
+    """A pass a loaded native plugin declares, as the native registry pushes it into the table.
+
+    ``aliases`` are the other spellings that name it (the ``libtriton.passes.plugin`` attribute, with and
+    without its module path); ``resolve()`` returns the adder, or raises naming the plugin when the
+    installed Triton has no binding for the pass (the library never reached Triton).
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    resolve: Callable[[], Any]
+
+
+class PassNames:
+    """One runtime's pass-name table: shipped map + names learned at run time + native plugin passes."""
+
+    def __init__(self) -> None:
+        self._learned: dict[str, str] = {}
+        self._adder_names: dict[str, str] = {}
+        self._natives_lock = threading.Lock()
+        #: every spelling of a native pass -> the pass (first declared wins, as the plugins were loaded)
+        self._natives: dict[str, NativePass] = {}
+        self._native_names: list[str] = []
+
+    def add_natives(self, passes: Iterable[NativePass]) -> None:
+        """Take in the passes of a native library just recorded as loaded (pushed by the native registry)."""
+        with self._natives_lock:
+            for p in passes:
+                if p.name not in self._native_names:
+                    self._native_names.append(p.name)
+                for spelling in (p.name, *p.aliases):
+                    self._natives.setdefault(spelling, p)
+
+    def installed_map(self) -> dict[str, str]:
+        """Adder path -> MLIR name for the installed Triton (plus names learned this process)."""
+        return {**_shipped_map(), **self._learned}
+
+    def learn(self, adder: str, name: str) -> None:
+        """Record a name seen while compiling (keeps validation right on unmapped versions)."""
+        if name:
+            self._learned.setdefault(adder, name)
+
+    def name_of_adder(self, adder: str, fn: Callable[..., Any], args: tuple[Any, ...], context: Any) -> str:
+        """The MLIR pass argument an adder adds, learned once per adder from a probe pass manager."""
+        name = self._adder_names.get(adder)
+        if name is None:
+            from ..compat import libtriton, parse_pipeline_names
+
+            name = adder.rsplit(".", 1)[-1].removeprefix("add_")
+            try:
+                probe = libtriton().ir.pass_manager(context)
+                fn(probe, *args)
+                found = parse_pipeline_names(probe.get_pipeline_str())
+                if found:
+                    name = found[0]
+            except Exception:  # the adder works in the real run; a probe failure only costs the pretty name
+                pass
+            self._adder_names[adder] = name
+            self.learn(adder, name)
+        return name
+
+    def native_names(self) -> set[str]:
+        return set(self._native_names)
+
+    def is_known(self, query: str) -> bool:
+        return query in _all_names(self.installed_map()) or query in self.native_names()
+
+    def validate(self, query: str, *, pipeline: str, insertable: bool = False) -> None:
+        """Raise a helpful error unless ``query`` names a pass of the installed Triton or a native plugin."""
+        query = query.strip()
+        if self.is_known(query):
+            return
+        others = [v for v, m in _passmap().items() if v != _installed_key() and query in _all_names(m)]
+        from ..compat import TRITON_VERSION_STR
+
+        if others:
+            raise PassNotInVersionError(
+                f"pipeline {pipeline!r}: pass {query!r} does not exist in the installed Triton {TRITON_VERSION_STR}; "
+                f"it exists in Triton {', '.join(sorted(others))}"
+            )
+        candidates = sorted(set(self.installed_map().values()) | self.native_names())
+        close = difflib.get_close_matches(query, candidates, n=5, cutoff=0.5)
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        kind = "insertable pass" if insertable else "pass"
+        raise UnknownPassError(
+            f"pipeline {pipeline!r}: unknown {kind} {query!r} for Triton {TRITON_VERSION_STR}{hint}. "
+            f"`tritonx pipeline --target cuda:90` lists every pass by name"
+        )
+
+    def resolve_adder(self, query: str, *, pipeline: str) -> tuple[str, Any]:
+        """The ``(display path, callable(pm, *args))`` that adds the named pass to a pass manager.
+
+        Native plugin passes win over stock ones of the same name, so a plugin can shadow a pass on
+        purpose (it is listed as such by ``tritonx plugins``).
+        """
+        native = self._natives.get(query)
+        if native is not None:
+            return f"native:{query}", native.resolve()
+        from ..compat import libtriton
+
+        lib = libtriton()
+        for adder, name in self.installed_map().items():
+            if matches(query, name, adder):
+                obj: Any = lib
+                try:
+                    for part in adder.split("."):
+                        obj = getattr(obj, part)
+                except AttributeError:
+                    continue
+                return adder, obj
+        raise PipelineError(f"pipeline {pipeline!r}: no adder found for pass {query!r} in this Triton")
+
+
+def _table() -> PassNames:
+    return _current.runtime().names
+
+
+def installed_map() -> dict[str, str]:
+    return _table().installed_map()
+
+
 def is_known(query: str) -> bool:
-    return query in _all_names(installed_map()) or query in _native_names()
+    return _table().is_known(query)
 
 
 def validate_pass_name(query: str, *, pipeline: str, insertable: bool = False) -> None:
-    """Raise a helpful error unless ``query`` names a pass of the installed Triton or a native plugin."""
-    query = query.strip()
-    if is_known(query):
-        return
-    others = [v for v, m in _passmap().items() if v != _installed_key() and query in _all_names(m)]
-    from ..compat import TRITON_VERSION_STR
-
-    if others:
-        raise PassNotInVersionError(
-            f"pipeline {pipeline!r}: pass {query!r} does not exist in the installed Triton {TRITON_VERSION_STR}; "
-            f"it exists in Triton {', '.join(sorted(others))}"
-        )
-    candidates = sorted(set(installed_map().values()) | _native_names())
-    close = difflib.get_close_matches(query, candidates, n=5, cutoff=0.5)
-    hint = f"; closest: {', '.join(close)}" if close else ""
-    kind = "insertable pass" if insertable else "pass"
-    raise UnknownPassError(
-        f"pipeline {pipeline!r}: unknown {kind} {query!r} for Triton {TRITON_VERSION_STR}{hint}. "
-        f"`tritonx pipeline --target cuda:90` lists every pass by name"
-    )
+    _table().validate(query, pipeline=pipeline, insertable=insertable)
 
 
 def resolve_adder(query: str, *, pipeline: str) -> tuple[str, Any]:
-    """The ``(display path, callable(pm, *args))`` that adds the named pass to a pass manager.
-
-    Native plugin passes win over stock ones of the same name, so a plugin can shadow a pass on
-    purpose (it is listed as such by ``tritonx plugins``).
-    """
-    try:
-        from ..native import registry
-
-        native = registry.find_pass(query)
-    except ImportError:  # pragma: no cover
-        native = None
-    if native is not None:
-        return f"native:{query}", native
-    from ..compat import libtriton
-
-    lib = libtriton()
-    for adder, name in installed_map().items():
-        if matches(query, name, adder):
-            obj: Any = lib
-            try:
-                for part in adder.split("."):
-                    obj = getattr(obj, part)
-            except AttributeError:
-                continue
-            return adder, obj
-    raise PipelineError(f"pipeline {pipeline!r}: no adder found for pass {query!r} in this Triton")
+    return _table().resolve_adder(query, pipeline=pipeline)

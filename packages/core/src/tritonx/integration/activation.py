@@ -1,125 +1,162 @@
-"""Which pipelines are active: globally (activate/deactivate) and per kernel (the decorator).
+"""Which pipelines are active globally: counted activations published as immutable snapshots.
 
-Global state is one immutable :class:`Snapshot` swapped under a lock, so the no-argument hook call
-that Triton makes on every launch is a single attribute read. Per-kernel pipelines live on the JIT
-function itself and enter its own cache key (see :func:`tritonx.compat.rekey_kernel`).
+Every change builds the new state completely (keys included) before anything is replaced, so a
+pipeline whose ``cache_key`` raises leaves nothing behind; the published :class:`Snapshot` is swapped
+in one assignment, so the no-argument hook call Triton makes on every launch is two attribute reads.
+Recent snapshots stay findable by digest: a compile started under a launch finds the snapshot that
+launch was keyed with even after another thread changed the active set.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from .. import compat
+from .. import _current
 from ..engine.keys import combined_key, pipeline_key
 from ..errors import PipelineError
 from ..model.pipeline import Pipeline
+from .snapshot import EMPTY, Snapshot
+from .unkeyed import UnkeyedWarnings
+
+#: Snapshots kept findable by digest (distinct active sets, not changes: toggling reuses entries).
+_REMEMBERED = 1024
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """The globally active pipelines and the key pair the hook hands to Triton."""
+class KeyFunctionError(Exception):
+    """A registered key function (a plugin's ``cache_key``) raised; ``owner`` names it."""
 
-    pipelines: tuple[Pipeline, ...]
-    key: str
-    #: what the no-argument hook call returns: (suffix for the on-disk key, hash for the in-memory key)
-    pair: tuple[str, str]
-
-
-EMPTY = Snapshot((), "", ("", ""))
-_lock = threading.RLock()
-_counts: dict[int, int] = {}
-_order: list[Pipeline] = []
-_extra_keys: dict[str, Callable[[], str]] = {}
-state: Snapshot = EMPTY
-#: how many kernels ever had pipelines bound (0: the hook needs no stack walk to find the kernel)
-bound_kernels = 0
+    def __init__(self, owner: str, error: Exception) -> None:
+        super().__init__(f"{owner}: cache_key() raised {type(error).__name__}: {error}")
+        self.owner = owner
+        self.error = error
 
 
-def _check(p: Any) -> Pipeline:
+def check_pipeline(p: Any) -> Pipeline:
     if not isinstance(p, Pipeline):
         raise PipelineError(f"activate() takes tritonx.Pipeline objects, got {type(p).__name__}: {p!r}")
     return p
 
 
-def _rebuild() -> None:
-    global state
-    if not _order and not _extra_keys:
-        state = EMPTY
-        return
-    parts = [pipeline_key(p) for p in _order] + [f"{n}={fn()}" for n, fn in sorted(_extra_keys.items())]
-    key = combined_key(parts)
-    state = Snapshot(tuple(_order), key, (f"-tritonx-{key}", key))
+class ActivePipelines:
+    """Globally active pipelines (in activation order) plus named key functions (plugins' ``cache_key``)."""
 
+    def __init__(self, warnings: UnkeyedWarnings | None = None) -> None:
+        self._lock = threading.RLock()
+        self._counts: dict[int, int] = {}
+        self._order: list[Pipeline] = []
+        self._extra: dict[str, Callable[[], str]] = {}
+        self._known: OrderedDict[str, Snapshot] = OrderedDict()
+        self._warnings = warnings or UnkeyedWarnings()
+        #: the published state; read without the lock
+        self.snapshot: Snapshot = EMPTY
 
-def refresh() -> None:
-    """Recompute the global key (call after a plugin's own ``cache_key()`` changed)."""
-    with _lock:
-        _rebuild()
+    # -- building a state ---------------------------------------------------------------------------
 
+    def _build(self, order: list[Pipeline], extra: dict[str, Callable[[], str]]) -> Snapshot:
+        if not order and not extra:
+            return EMPTY
+        parts = [pipeline_key(p) for p in order]
+        for name, fn in sorted(extra.items()):
+            try:
+                parts.append(f"{name}={fn()}")
+            except Exception as exc:
+                raise KeyFunctionError(name, exc) from exc
+        return Snapshot.of(tuple(order), combined_key(parts))
 
-def set_extra_key(name: str, fn: Callable[[], str] | None) -> None:
-    """Register (or drop, with None) a plugin-supplied key function that joins the global key."""
-    with _lock:
-        if fn is None:
-            _extra_keys.pop(name, None)
-        else:
-            _extra_keys[name] = fn
-        _rebuild()
+    def _publish(self, order: list[Pipeline], counts: dict[int, int], extra: dict[str, Callable[[], str]],
+                 snap: Snapshot) -> None:
+        self._order, self._counts, self._extra = order, counts, extra
+        if snap.digest:
+            self._known[snap.digest] = snap
+            self._known.move_to_end(snap.digest)
+            while len(self._known) > _REMEMBERED:
+                self._known.popitem(last=False)
+        self.snapshot = snap
 
+    # -- changes --------------------------------------------------------------------------------------
 
-def push(pipelines: Iterable[Pipeline]) -> list[Pipeline]:
-    from .hook import ensure_installed
+    def push(self, pipelines: Iterable[Pipeline]) -> list[Pipeline]:
+        """Activate (once more) each pipeline; nothing changes if one of them cannot be keyed."""
+        ps = [check_pipeline(p) for p in pipelines]
+        with self._lock:
+            order, counts = list(self._order), dict(self._counts)
+            for p in ps:
+                n = counts.get(id(p), 0)
+                if n == 0:
+                    order.append(p)
+                counts[id(p)] = n + 1
+            snap = self._build(order, self._extra)
+            for p in ps:
+                p.freeze("active")
+                self._warnings.check(p)
+            self._publish(order, counts, self._extra, snap)
+        return ps
 
-    ps = [_check(p) for p in pipelines]
-    ensure_installed()
-    with _lock:
-        for p in ps:
-            p.freeze("active")
-            n = _counts.get(id(p), 0)
-            if n == 0:
-                _order.append(p)
-            _counts[id(p)] = n + 1
-        _rebuild()
-    return ps
+    def pop(self, pipelines: Iterable[Pipeline]) -> None:
+        with self._lock:
+            order, counts = list(self._order), dict(self._counts)
+            for p in pipelines:
+                check_pipeline(p)
+                n = counts.get(id(p), 0)
+                if n == 0:
+                    raise PipelineError(f"pipeline {p.name!r} is not active")
+                if n == 1:
+                    del counts[id(p)]
+                    order.remove(p)
+                else:
+                    counts[id(p)] = n - 1
+            self._publish(order, counts, self._extra, self._build(order, self._extra))
 
+    def clear(self) -> None:
+        """Deactivate every pipeline (key functions stay)."""
+        with self._lock:
+            self._publish([], {}, self._extra, self._build([], self._extra))
 
-def pop(pipelines: Iterable[Pipeline]) -> None:
-    with _lock:
-        for p in pipelines:
-            _check(p)
-            n = _counts.get(id(p), 0)
-            if n == 0:
-                raise PipelineError(f"pipeline {p.name!r} is not active")
-            if n == 1:
-                del _counts[id(p)]
-                _order.remove(p)
+    def set_extra_key(self, name: str, fn: Callable[[], str] | None) -> None:
+        """Register (or drop, with None) a key function that joins the global key; atomic."""
+        with self._lock:
+            extra = dict(self._extra)
+            if fn is None:
+                extra.pop(name, None)
             else:
-                _counts[id(p)] = n - 1
-        _rebuild()
+                extra[name] = fn
+            self._publish(self._order, self._counts, extra, self._build(self._order, extra))
 
+    def refresh(self) -> None:
+        """Recompute the key (after a pipeline's or plugin's own ``cache_key()`` changed)."""
+        with self._lock:
+            self._publish(self._order, self._counts, self._extra, self._build(self._order, self._extra))
 
-def clear() -> None:
-    """Deactivate every global pipeline (tests and the CLI use it)."""
-    with _lock:
-        _counts.clear()
-        _order.clear()
-        _rebuild()
+    # -- reading --------------------------------------------------------------------------------------
+
+    @property
+    def pipelines(self) -> tuple[Pipeline, ...]:
+        return self.snapshot.pipelines
+
+    def lookup(self, digest: str) -> Snapshot | None:
+        """The snapshot published with this digest ('' is the empty one), if still remembered."""
+        if not digest:
+            return EMPTY
+        with self._lock:
+            return self._known.get(digest)
 
 
 class Activation:
-    """Returned by :func:`activate`: already active; as a context manager it deactivates on exit."""
+    """Returned by ``activate``: already active; as a context manager it deactivates on exit."""
 
-    def __init__(self, pipelines: list[Pipeline]) -> None:
+    def __init__(self, owner: ActivePipelines, pipelines: list[Pipeline]) -> None:
         self.pipelines = pipelines
+        self._owner = owner
         self._done = False
 
     def deactivate(self) -> None:
         if not self._done:
             self._done = True
-            pop(self.pipelines)
+            if self.pipelines:
+                self._owner.pop(self.pipelines)
 
     def __enter__(self) -> Activation:
         return self
@@ -128,80 +165,22 @@ class Activation:
         self.deactivate()
 
 
-def activate(*pipelines: Pipeline) -> Activation:
-    """Switch pipelines on for every kernel compiled from now on (until deactivated).
-
-    Usable as ``with tritonx.activate(p): ...``. Pipelines apply in activation order.
-    """
-    if not pipelines:
-        raise PipelineError("activate() needs at least one Pipeline")
-    return Activation(push(pipelines))
-
-
-def deactivate(*pipelines: Pipeline) -> None:
-    """Switch pipelines off (each call undoes one :func:`activate`)."""
-    pop(pipelines)
+# -- the current runtime's activations, for callers of the module-level API (the CLI) ------------------
 
 
 def active() -> tuple[Pipeline, ...]:
-    return state.pipelines
+    """The current runtime's globally active pipelines."""
+    return _current.runtime().active()
 
 
-def active_key() -> str:
-    """Digest of the globally active pipelines ('' when none): O(1), for callers that cache launches."""
-    return state.key
+def push(pipelines: Iterable[Pipeline]) -> list[Pipeline]:
+    """Activate pipelines in the current runtime (installs the hook if needed)."""
+    ps = list(pipelines)
+    return _current.runtime().activate(*ps).pipelines if ps else []
 
 
-# --------------------------------------------------------------------------------------------------
-# Per-kernel pipelines
-# --------------------------------------------------------------------------------------------------
-
-KERNEL_ATTR = "__tritonx_pipelines__"
-
-
-def _jit_function(obj: Any) -> Any:
-    """Unwrap autotuners/heuristics (``.fn``) down to the JIT function."""
-    seen = 0
-    while not hasattr(obj, "cache_key") or not hasattr(obj, "device_caches"):
-        inner = getattr(obj, "fn", None)
-        if inner is None or seen > 8:
-            raise PipelineError(
-                f"tritonx.pipeline(...) decorates @triton.jit kernels; got {type(obj).__name__}. "
-                f"Put it above @triton.jit (or above @triton.autotune)"
-            )
-        obj, seen = inner, seen + 1
-    return obj
-
-
-def bind(kernel: Any, pipelines: Iterable[Pipeline]) -> Any:
-    """Attach pipelines to one kernel: only that kernel compiles with them."""
-    from .hook import ensure_installed
-
-    global bound_kernels
-    ps = [_check(p) for p in pipelines]
-    fn = _jit_function(kernel)
-    ensure_installed()
-    bound_kernels += 1
-    for p in ps:
-        p.freeze(f"bound to kernel {getattr(fn, '__name__', fn)!r}")
-    bound = tuple(getattr(fn, KERNEL_ATTR, ())) + tuple(ps)
-    setattr(fn, KERNEL_ATTR, bound)
-    compat.rekey_kernel(fn, combined_key(pipeline_key(p) for p in bound))
-    return kernel
-
-
-def pipeline(*pipelines: Pipeline) -> Callable[[Any], Any]:
-    """Decorator: ``@tritonx.pipeline(p)`` above ``@triton.jit`` compiles that kernel with ``p``."""
-    if not pipelines:
-        raise PipelineError("tritonx.pipeline() needs at least one Pipeline")
-    for p in pipelines:
-        _check(p)
-
-    def decorate(kernel: Any) -> Any:
-        return bind(kernel, pipelines)
-
-    return decorate
-
-
-def kernel_pipelines(fn: Any) -> tuple[Pipeline, ...]:
-    return getattr(fn, KERNEL_ATTR, ()) if fn is not None else ()
+def pop(pipelines: Iterable[Pipeline]) -> None:
+    """Undo one activation of each pipeline in the current runtime."""
+    ps = list(pipelines)
+    if ps:
+        _current.runtime().deactivate(*ps)

@@ -6,10 +6,9 @@ from typing import Any
 
 import triton
 
-from .. import compat
+from .. import _current, compat
 from ..model.passes import Capture
 from ..model.target import Target
-from .hook import capturing
 
 
 def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, str] | None = None,
@@ -45,7 +44,7 @@ def capture(target: str | Target = "cuda:90", kernel: Any = None, signature: dic
     stages really run. Pass lists depend on the target, the options and sometimes the kernel.
     """
     tgt = Target.parse(target)
-    with capturing() as sink, triton.knobs.compilation.scope():
+    with _current.runtime().hook.capturing() as sink, triton.knobs.compilation.scope():
         triton.knobs.compilation.always_compile = True
         compile_for(tgt, kernel, signature, constexprs, options)
     return Capture(target=str(tgt), triton_version=compat.TRITON_VERSION_STR, stages=sink.stages,

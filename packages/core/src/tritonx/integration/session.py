@@ -15,34 +15,24 @@ from typing import Any
 
 from triton.runtime.errors import OutOfResources
 
-from ..compat import libtriton, parse_pipeline_names
-from ..engine import names as pass_names
-from ..engine.plan import Step, is_identity, plan
+from ..compat import libtriton
+from ..engine.names import PassNames
+from ..engine.plan import Step, annotate, plan
 from ..errors import PassFailedError, PassNotFoundInStageError, PipelineConflictError, PipelineError, TritonxError
+from ..model.edits import (
+    Edit,
+    NamedPass,
+    OverridePipeline,
+    OverrideStage,
+    PassEdit,
+    PythonPass,
+    StageEdit,
+    TransformStage,
+)
 from ..model.passes import PassInfo
-from ..model.pipeline import Edit, NamedPass, Pipeline, PythonPass
+from ..model.pipeline import BINARY_STAGES, MLIR_STAGES, TEXT_STAGES, Pipeline
 from .context import PassContext
 from .recorder import RecordingPassManager, recording_stage
-
-_name_cache: dict[str, str] = {}
-
-
-def pass_name_of(adder: str, fn: Callable[..., Any], args: tuple[Any, ...], context: Any) -> str:
-    """The MLIR pass argument an adder adds, learned once per adder from a probe pass manager."""
-    name = _name_cache.get(adder)
-    if name is None:
-        name = adder.rsplit(".", 1)[-1].removeprefix("add_")
-        try:
-            probe = libtriton().ir.pass_manager(context)
-            fn(probe, *args)
-            found = parse_pipeline_names(probe.get_pipeline_str())
-            if found:
-                name = found[0]
-        except Exception:  # the adder works in the real run; a probe failure only costs the pretty name
-            pass
-        _name_cache[adder] = name
-        pass_names.learn(adder, name)
-    return name
 
 
 class CaptureSink:
@@ -63,8 +53,10 @@ class CompileSession:
     """State of one compile with tritonx edits: who asked for what, and what matched."""
 
     def __init__(self, *, backend: Any, options: Any, language: Any, capability: int | None,
-                 pipelines: Sequence[Pipeline], kernel: str | None, sink: CaptureSink | None) -> None:
+                 pipelines: Sequence[Pipeline], kernel: str | None, sink: CaptureSink | None,
+                 names: PassNames) -> None:
         self.backend = backend
+        self.names = names
         self.options = options
         self.language = str(getattr(language, "name", language)).lower()
         self.capability = capability
@@ -80,16 +72,16 @@ class CompileSession:
     # -- setup ------------------------------------------------------------------------------------
 
     def _check_static_conflicts(self) -> None:
-        seen: dict[tuple[str, str], Edit] = {}
+        seen: dict[str, OverrideStage] = {}
         for e in self.edits:
-            if e.kind == "override_stage":
-                prev = seen.get(("override_stage", e.stage))
+            if isinstance(e, OverrideStage):
+                prev = seen.get(e.stage)
                 if prev is not None:
                     raise PipelineConflictError(
                         f"conflicting edits: pipeline {prev.pipeline!r} {prev.describe()} and "
                         f"pipeline {e.pipeline!r} {e.describe()} both override stage {e.stage!r}"
                     )
-                seen[("override_stage", e.stage)] = e
+                seen[e.stage] = e
 
     def context(self, *, pipeline: str, pass_name: str, stage: str, metadata: Any = None) -> PassContext:
         return PassContext(pipeline=pipeline, pass_name=pass_name, stage=stage, target=self.target,
@@ -99,7 +91,7 @@ class CompileSession:
     def install(self, stages: dict[str, Callable[..., Any]]) -> None:
         """Rewrite the stages dict in place for this compile."""
         for e in self.edits:
-            if e.kind == "override_pipeline":
+            if isinstance(e, OverridePipeline):
                 try:
                     e.fn(stages, self.context(pipeline=e.pipeline, pass_name=e.describe(), stage="*"))
                 except TritonxError:
@@ -109,11 +101,11 @@ class CompileSession:
                         f"override_pipeline of pipeline {e.pipeline!r} failed ({self.target}): {exc}"
                     ) from exc
                 self.matched.add(e.uid)
-        pass_edits = [e for e in self.edits if e.selector is not None]
+        pass_edits = [e for e in self.edits if isinstance(e, PassEdit)]
         for stage in list(stages):
             stage_fn = stages[stage]
-            override = next((e for e in self.edits if e.kind == "override_stage" and e.stage == stage), None)
-            transforms = [e for e in self.edits if e.kind == "transform_stage" and e.stage == stage]
+            override = next((e for e in self.edits if isinstance(e, OverrideStage) and e.stage == stage), None)
+            transforms = [e for e in self.edits if isinstance(e, TransformStage) and e.stage == stage]
             if override is not None:
                 stage_fn = self._overridden(stage, override)
             elif pass_edits or self.sink is not None:
@@ -125,15 +117,17 @@ class CompileSession:
         if last is not None:
             stages[last] = self._checked_last(stages[last])
 
-    def _overridden(self, stage: str, edit: Edit) -> Callable[..., Any]:
+    def _overridden(self, stage: str, edit: OverrideStage) -> Callable[..., Any]:
         def run(src: Any, metadata: Any) -> Any:
             ctx = self.context(pipeline=edit.pipeline, pass_name=edit.describe(), stage=stage, metadata=metadata)
-            return self._call_user(edit, stage, lambda: edit.fn(src, metadata, ctx))
+            out = self._call_user(edit, stage, lambda: edit.fn(src, metadata, ctx))
+            check_stage_result(edit, stage, out, self.target)
+            return out
 
         self.matched.add(edit.uid)
         return run
 
-    def _transformed(self, stage: str, inner: Callable[..., Any], edits: list[Edit]) -> Callable[..., Any]:
+    def _transformed(self, stage: str, inner: Callable[..., Any], edits: list[TransformStage]) -> Callable[..., Any]:
         def run(src: Any, metadata: Any) -> Any:
             out = inner(src, metadata)
             for e in edits:
@@ -151,7 +145,7 @@ class CompileSession:
             self.matched.add(e.uid)
         return run
 
-    def _recorded(self, stage: str, inner: Callable[..., Any], edits: list[Edit]) -> Callable[..., Any]:
+    def _recorded(self, stage: str, inner: Callable[..., Any], edits: list[PassEdit]) -> Callable[..., Any]:
         stage_edits = [e for e in edits if e.selector.stage in (None, stage)]
 
         def run(src: Any, metadata: Any) -> Any:
@@ -181,7 +175,7 @@ class CompileSession:
         missing = [e for e in self.edits if e.required and e.uid not in self.matched]
         if missing:
             e = missing[0]
-            where = f"stage {e.selector.stage!r}" if e.selector and e.selector.stage else "any stage"
+            where = f"stage {e.selector.stage!r}" if isinstance(e, PassEdit) and e.selector.stage else "any stage"
             raise PassNotFoundInStageError(
                 f"pipeline {e.pipeline!r}: {e.describe()} matched no pass in {where} when compiling "
                 f"{self.kernel or 'the kernel'} for {self.target} ({self.language}); the pass does not run for "
@@ -200,10 +194,32 @@ class CompileSession:
             ) from exc
 
 
+def check_stage_result(edit: StageEdit, stage: str, out: Any, target: str) -> None:
+    """A replaced stage must hand the next stage what the stock one would; say so before Triton trips."""
+    expected = stage_result_type(stage)
+    if expected is None or isinstance(out, expected[0]):
+        return
+    raise PassFailedError(
+        f"pipeline {edit.pipeline!r}: {edit.describe()} returned {type(out).__name__} for stage {stage!r} "
+        f"({target}); that stage must return {expected[1]}, as the stock stage does"
+    )
+
+
+def stage_result_type(stage: str) -> tuple[type | tuple[type, ...], str] | None:
+    """What a stage returns: an ``ir.module`` (MLIR stages), ``str`` (text) or ``bytes`` (binary)."""
+    if stage in MLIR_STAGES:
+        return libtriton().ir.module, "an ir.module (the module it was given, transformed, or a new one)"
+    if stage in TEXT_STAGES:
+        return str, "str (the stage's text)"
+    if stage in BINARY_STAGES:
+        return (bytes, bytearray), "bytes (the binary)"
+    return None
+
+
 class StageSession:
     """One stage of one compile: receives each recorded ``pm.run`` and runs the edited list."""
 
-    def __init__(self, compile_session: CompileSession, stage: str, edits: list[Edit], metadata: Any) -> None:
+    def __init__(self, compile_session: CompileSession, stage: str, edits: list[PassEdit], metadata: Any) -> None:
         self.cs = compile_session
         self.stage = stage
         self.edits = edits
@@ -215,25 +231,25 @@ class StageSession:
         label = str(rest[0]) if rest else ""
         infos: list[PassInfo] = []
         for adder, fn, args in pm.calls:
-            name = pass_name_of(adder, fn, args, pm.context)
+            name = self.cs.names.name_of_adder(adder, fn, args, pm.context)
             occ = self.counts.get(name, 0)
             self.counts[name] = occ + 1
             infos.append(PassInfo(name=name, adder=adder, args=args, stage=self.stage, index=self.index,
                                   occurrence=occ, label=label, fn=fn))
             self.index += 1
-        steps, used = plan(infos, self.edits, self.counts)
-        self.cs.matched.update(used)
+        planned = plan(infos, self.edits, self.counts)
+        self.cs.matched.update(planned.used)
         if self.cs.sink is not None:
-            self.cs.sink.add(self.stage, annotate(infos, steps))
-        if is_identity(steps, infos):
+            self.cs.sink.add(self.stage, annotate(infos, planned))
+        if planned.is_identity(infos):
             real = pm.new_real()
             for info in infos:
                 info.fn(real, *info.args)
             real.run(mod, *rest)
             return
-        self._execute(pm, mod, rest, steps)
+        self._execute(pm, mod, rest, planned.steps)
 
-    def _execute(self, pm: RecordingPassManager, mod: Any, rest: tuple[Any, ...], steps: list[Step]) -> None:
+    def _execute(self, pm: RecordingPassManager, mod: Any, rest: tuple[Any, ...], steps: Sequence[Step]) -> None:
         real = None
         for step in steps:
             if step.kind == "pass":
@@ -253,7 +269,7 @@ class StageSession:
             real.run(mod, *rest)
 
     def _add_named(self, real: Any, edit: Edit, spec: NamedPass) -> None:
-        path, adder = pass_names.resolve_adder(spec.name, pipeline=edit.pipeline)
+        path, adder = self.cs.names.resolve_adder(spec.name, pipeline=edit.pipeline)
         args = tuple(spec.args or ())
         try:
             if path.startswith("native:"):
@@ -289,25 +305,3 @@ class StageSession:
                 f"{self.stage!r} ({self.cs.target})"
             )
 
-
-def annotate(infos: Sequence[PassInfo], steps: Sequence[Step]) -> list[PassInfo]:
-    """The stock list with edits marked (``plan`` set disabled/replaced), inserted passes interleaved."""
-    by_anchor: dict[int, list[Step]] = {}
-    for s in steps:
-        if s.kind == "new":
-            by_anchor.setdefault(id(s.anchor), []).append(s)
-    out: list[PassInfo] = []
-    for info in infos:
-        attached = by_anchor.get(id(info), [])
-        out.extend(_inserted(s, info, "inserted") for s in attached if s.edit.kind == "insert_before")
-        out.append(info)
-        out.extend(_inserted(s, info, "replacement") for s in attached if s.edit.kind == "replace")
-        out.extend(_inserted(s, info, "inserted") for s in attached if s.edit.kind == "insert_after")
-    return out
-
-
-def _inserted(step: Step, anchor: PassInfo, mark: str) -> PassInfo:
-    spec = step.edit.new
-    return PassInfo(name=spec.describe(), adder="python" if isinstance(spec, PythonPass) else spec.name,
-                    args=tuple(getattr(spec, "args", None) or ()), stage=anchor.stage, index=anchor.index,
-                    occurrence=0, label=anchor.label, mark=mark, edit=step.edit.pipeline)

@@ -24,7 +24,8 @@ class PassInfo:
     occurrence: int
     label: str = ""
     fn: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
-    #: filled in by the engine for the CLI: "disabled", "replaced", "inserted" (None = stock)
+    #: set on the copies ``tritonx.engine.plan.annotate`` makes for a capture: "disabled", "replaced",
+    #: "inserted", "replacement" (None = stock)
     mark: str | None = None
     edit: str | None = None
 

@@ -5,7 +5,7 @@ after ``tritongpu-accelerate-matmul``"); the engine decides *how* when a kernel 
 named by their MLIR pass argument (as ``triton-opt`` and IR dumps print them); the Python adder name
 (``ttgpuir.add_pipeline``) is accepted too.
 
-Edit kinds and their LLVM PassBuilder analogues:
+Edit kinds and their LLVM PassBuilder analogues (one class each, :mod:`tritonx.model.edits`):
 ``insert_before``/``insert_after`` (extension points at a named pass), ``disable``, ``replace``,
 ``override_stage`` (own a whole stage), ``transform_stage`` (rewrite a text stage's output) and
 ``override_pipeline`` (edit the dict of stages itself).
@@ -14,96 +14,32 @@ Edit kinds and their LLVM PassBuilder analogues:
 from __future__ import annotations
 
 import copy
-import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _current
 from ..errors import PipelineError, PipelineFrozenError
+from .edits import (
+    Disable,
+    Edit,
+    InsertAfter,
+    InsertBefore,
+    NamedPass,
+    OverridePipeline,
+    OverrideStage,
+    PassSelector,
+    PassSpec,
+    PythonPass,
+    Replace,
+    TransformStage,
+    callable_name,
+)
 
 #: Stage names across backends. ``llir``/``ptx``/``amdgcn`` are text stages; ``cubin``/``hsaco`` binary.
 MLIR_STAGES = ("ttir", "ttgir")
 TEXT_STAGES = ("llir", "ptx", "amdgcn")
 BINARY_STAGES = ("cubin", "hsaco")
 ALL_STAGES = MLIR_STAGES + TEXT_STAGES + BINARY_STAGES
-
-
-@dataclass(frozen=True)
-class PassSelector:
-    """Which pass(es) an edit applies to.
-
-    ``occurrence`` counts from 0 within a stage (negative counts from the end); ``None`` means every
-    occurrence. ``stage`` restricts the search to one stage.
-    """
-
-    name: str
-    occurrence: int | None = None
-    stage: str | None = None
-
-    def describe(self) -> str:
-        extra = []
-        if self.occurrence is not None:
-            extra.append(f"occurrence={self.occurrence}")
-        if self.stage is not None:
-            extra.append(f"stage={self.stage!r}")
-        return repr(self.name) + (f" ({', '.join(extra)})" if extra else "")
-
-
-@dataclass(frozen=True)
-class PythonPass:
-    """A Python callable run on the live ``ir.module``: ``fn(module, ctx)``."""
-
-    fn: Callable[[Any, Any], Any]
-    name: str
-
-    def describe(self) -> str:
-        return f"python:{self.name}"
-
-
-@dataclass(frozen=True)
-class NamedPass:
-    """A stock Triton pass or a native plugin pass, by name, with its arguments."""
-
-    name: str
-    args: tuple[Any, ...] | None = None
-
-    def describe(self) -> str:
-        return self.name if not self.args else f"{self.name}{list(self.args)}"
-
-
-PassSpec = PythonPass | NamedPass
-
-_ids = itertools.count()
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One edit of a pipeline. ``kind`` is one of the module-level edit kinds."""
-
-    kind: str  # "insert_before" | "insert_after" | "disable" | "replace" | "override_stage" | ...
-    pipeline: str
-    selector: PassSelector | None = None
-    new: PassSpec | None = None
-    stage: str | None = None
-    fn: Callable[..., Any] | None = None
-    required: bool = True
-    uid: int = field(default_factory=lambda: next(_ids), compare=False)
-
-    def describe(self) -> str:
-        """How the edit reads in errors and in ``tritonx pipeline``."""
-        if self.kind in ("insert_before", "insert_after"):
-            return f"{self.kind}({self.selector.describe()}, {self.new.describe()})"
-        if self.kind == "replace":
-            return f"replace({self.selector.describe()}, {self.new.describe()})"
-        if self.kind == "disable":
-            return f"disable({self.selector.describe()})"
-        if self.kind in ("override_stage", "transform_stage"):
-            return f"{self.kind}({self.stage!r}, {_callable_name(self.fn)})"
-        return f"{self.kind}({_callable_name(self.fn)})"
-
-
-def _callable_name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
 
 
 def _check_stage(stage: str | None, *, allowed: Sequence[str] = ALL_STAGES, what: str = "stage") -> None:
@@ -139,45 +75,46 @@ class Pipeline:
     def disable(self, name: str, *, occurrence: int | None = None, stage: str | None = None,
                 required: bool = True) -> Pipeline:
         """Do not run the named pass (every occurrence unless ``occurrence`` is given)."""
-        return self._add("disable", self._selector(name, occurrence, stage), required=required)
+        return self._add(Disable(pipeline=self.name, selector=self._selector(name, occurrence, stage),
+                                 required=required))
 
     def insert_before(self, name: str, new: str | Callable[..., Any], *, args: Sequence[Any] | None = None,
                       occurrence: int | None = None, stage: str | None = None, required: bool = True,
                       pass_name: str | None = None) -> Pipeline:
         """Run ``new`` (a Python pass, or a stock/native pass name with ``args``) before the named pass."""
-        return self._add("insert_before", self._selector(name, occurrence, stage),
-                         new=self._spec(new, args, pass_name), required=required)
+        return self._add(InsertBefore(pipeline=self.name, selector=self._selector(name, occurrence, stage),
+                                      new=self._spec(new, args, pass_name), required=required))
 
     def insert_after(self, name: str, new: str | Callable[..., Any], *, args: Sequence[Any] | None = None,
                      occurrence: int | None = None, stage: str | None = None, required: bool = True,
                      pass_name: str | None = None) -> Pipeline:
         """Run ``new`` (a Python pass, or a stock/native pass name with ``args``) after the named pass."""
-        return self._add("insert_after", self._selector(name, occurrence, stage),
-                         new=self._spec(new, args, pass_name), required=required)
+        return self._add(InsertAfter(pipeline=self.name, selector=self._selector(name, occurrence, stage),
+                                     new=self._spec(new, args, pass_name), required=required))
 
     def replace(self, name: str, new: str | Callable[..., Any], *, args: Sequence[Any] | None = None,
                 occurrence: int | None = None, stage: str | None = None, required: bool = True,
                 pass_name: str | None = None) -> Pipeline:
         """Run ``new`` instead of the named pass. A named replacement without ``args`` gets none."""
-        return self._add("replace", self._selector(name, occurrence, stage),
-                         new=self._spec(new, args, pass_name), required=required)
+        return self._add(Replace(pipeline=self.name, selector=self._selector(name, occurrence, stage),
+                                 new=self._spec(new, args, pass_name), required=required))
 
     def override_stage(self, stage: str, fn: Callable[..., Any]) -> Pipeline:
         """Replace a whole stage: ``fn(src, metadata, ctx)`` returns what the stage would have."""
         _check_stage(stage)
         self._require_callable(fn, "override_stage")
-        return self._add("override_stage", None, stage=stage, fn=fn)
+        return self._add(OverrideStage(pipeline=self.name, stage=stage, fn=fn))
 
     def transform_stage(self, stage: str, fn: Callable[[str, Any], str]) -> Pipeline:
         """Rewrite a text stage's output (``llir``, ``ptx``, ``amdgcn``): ``fn(text, ctx) -> text``."""
         _check_stage(stage, allowed=TEXT_STAGES, what="text stage")
         self._require_callable(fn, "transform_stage")
-        return self._add("transform_stage", None, stage=stage, fn=fn)
+        return self._add(TransformStage(pipeline=self.name, stage=stage, fn=fn))
 
     def override_pipeline(self, fn: Callable[[dict[str, Any], Any], None]) -> Pipeline:
         """Edit the dict of stages itself: ``fn(stages, ctx)`` may add, remove or wrap stages."""
         self._require_callable(fn, "override_pipeline")
-        return self._add("override_pipeline", None, fn=fn)
+        return self._add(OverridePipeline(pipeline=self.name, fn=fn))
 
     def extend(self, other: Pipeline) -> Pipeline:
         """Append another pipeline's edits (they keep naming their own pipeline in errors)."""
@@ -192,7 +129,7 @@ class Pipeline:
     def copy(self, name: str | None = None) -> Pipeline:
         """An editable copy (not frozen), optionally renamed."""
         dup = Pipeline(name or self.name, description=self.description, cache_key=self.extra_cache_key)
-        dup._edits = [copy.copy(e) if name is None else _rename(e, dup.name) for e in self._edits]
+        dup._edits = [copy.copy(e) if name is None else e.renamed(dup.name) for e in self._edits]
         return dup
 
     def freeze(self, reason: str) -> None:
@@ -217,9 +154,9 @@ class Pipeline:
                 f"are part of Triton's cache key; edit a copy (pipeline.copy()) and activate that instead"
             )
 
-    def _add(self, kind: str, selector: PassSelector | None, **kw: Any) -> Pipeline:
+    def _add(self, edit: Edit) -> Pipeline:
         self._check_mutable()
-        self._edits.append(Edit(kind=kind, pipeline=self.name, selector=selector, **kw))
+        self._edits.append(edit)
         return self
 
     def _selector(self, name: str, occurrence: int | None, stage: str | None) -> PassSelector:
@@ -228,16 +165,12 @@ class Pipeline:
         if occurrence is not None and (not isinstance(occurrence, int) or isinstance(occurrence, bool)):
             raise PipelineError(f"pipeline {self.name!r}: occurrence must be an int, got {occurrence!r}")
         _check_stage(stage, allowed=(*MLIR_STAGES, "llir"))
-        from ..engine.names import validate_pass_name
-
-        validate_pass_name(name, pipeline=self.name)
+        _current.runtime().names.validate(name, pipeline=self.name)
         return PassSelector(name.strip(), occurrence, stage)
 
     def _spec(self, new: Any, args: Sequence[Any] | None, pass_name: str | None) -> PassSpec:
         if isinstance(new, str):
-            from ..engine.names import validate_pass_name
-
-            validate_pass_name(new, pipeline=self.name, insertable=True)
+            _current.runtime().names.validate(new, pipeline=self.name, insertable=True)
             if args is not None and (isinstance(args, str | bytes) or not isinstance(args, Sequence)):
                 raise PipelineError(
                     f"pipeline {self.name!r}: args for pass {new!r} must be a list, got {type(args).__name__}"
@@ -246,7 +179,7 @@ class Pipeline:
         if callable(new):
             if args is not None:
                 raise PipelineError(f"pipeline {self.name!r}: args= is only for named passes, not Python callables")
-            return PythonPass(new, pass_name or _callable_name(new))
+            return PythonPass(new, pass_name or callable_name(new))
         raise PipelineError(
             f"pipeline {self.name!r}: a pass must be a pass name (str) or a callable(module, ctx), "
             f"got {type(new).__name__}"
@@ -256,7 +189,3 @@ class Pipeline:
         if not callable(fn):
             raise PipelineError(f"pipeline {self.name!r}: {what} needs a callable, got {type(fn).__name__}")
 
-
-def _rename(edit: Edit, pipeline: str) -> Edit:
-    data = {f: getattr(edit, f) for f in ("kind", "selector", "new", "stage", "fn", "required")}
-    return Edit(pipeline=pipeline, **data)

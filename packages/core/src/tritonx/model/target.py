@@ -36,6 +36,28 @@ class Target:
             raise ValueError(f"HIP arch must look like 'gfx942', got {arch!r} in {spec!r}")
         return cls("hip", arch, 64)
 
+    @property
+    def name(self) -> str:
+        """``"cuda:90"`` / ``"hip:gfx942"``."""
+        return f"{self.backend}:{self.arch}"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.backend == "cuda"
+
+    @property
+    def is_hip(self) -> bool:
+        return self.backend == "hip"
+
+    @property
+    def capability(self) -> int:
+        """The CUDA compute capability (``90``); 0 for HIP targets."""
+        return int(self.arch) if self.is_cuda and str(self.arch).isdigit() else 0
+
+    @property
+    def is_hopper(self) -> bool:
+        return self.is_cuda and self.capability // 10 == 9
+
     def to_triton(self):
         """The ``triton.backends.compiler.GPUTarget`` for this target."""
         from triton.backends.compiler import GPUTarget
@@ -43,4 +65,4 @@ class Target:
         return GPUTarget(self.backend, self.arch, self.warp_size)
 
     def __str__(self) -> str:
-        return f"{self.backend}:{self.arch}"
+        return self.name

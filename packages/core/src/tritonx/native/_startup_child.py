@@ -1,5 +1,7 @@
 """The checker process :mod:`tritonx._startup` runs: check each library, print the verdicts as JSON.
 
+It runs isolated (``python -I``) with the parent's tritonx first on its path.
+
 It runs with ``TRITON_PLUGIN_PATHS`` and ``TRITONX_NATIVE_PLUGINS`` removed, so importing tritonx (and
 with it triton) here loads no plugin; the parent, which must not import triton yet, only reads the
 one JSON line.

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import sys
 from dataclasses import dataclass
 
-_VERSION_RE = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+from ..compat.version import declared_version
 
 
 @dataclass(frozen=True)
@@ -36,10 +35,9 @@ class TritonInstall:
 def _version_from_source(root: str) -> str | None:
     try:
         with open(os.path.join(root, "__init__.py"), encoding="utf-8") as f:
-            match = _VERSION_RE.search(f.read())
+            return declared_version(f.read())
     except OSError:
         return None
-    return match.group(1) if match else None
 
 
 def find_triton() -> TritonInstall | None:

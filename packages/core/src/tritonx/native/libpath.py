@@ -14,6 +14,7 @@ import subprocess
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..settings import settings
 from .elf import ElfFormatError, ElfHeader, ElfImage, read_header_quick
 
 _DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
@@ -92,7 +93,7 @@ def find_library(
     directories: list[str] = []
     if not runpath:
         directories += rpath
-    directories += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    directories += settings.ld_library_path
     directories += runpath
     for directory in directories:
         path = os.path.join(_expand(directory, origin, header), name)

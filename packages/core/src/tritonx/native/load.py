@@ -16,24 +16,28 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import _current
 from ..compat.native import TRITON_PLUGIN_PATHS, native_loading
 from ..errors import PluginLoadError
-from . import registry
+from ..settings import settings
 from .check import check_native
 from .info import NativePluginInfo
 from .installation import find_triton
+from .registry import NativeRegistry
 
 
 def _libtriton_imported() -> bool:
     return "triton._C.libtriton" in sys.modules
 
 
-def load_native(path: str | os.PathLike[str]) -> NativePluginInfo:
+def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None = None) -> NativePluginInfo:
     """Check and load one native plugin library; return what it declares.
 
     Raises :class:`PluginLoadError` naming the failed check, or ``check="load"`` when the library is
-    fine but the installed Triton cannot take it now.
+    fine but the installed Triton cannot take it now. ``registry`` defaults to the current runtime's.
     """
+    if registry is None:
+        registry = _current.runtime().natives
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     existing = registry.get(path)
     if existing is not None:
@@ -42,7 +46,7 @@ def load_native(path: str | os.PathLike[str]) -> NativePluginInfo:
     triton = find_triton()
     assert triton is not None  # check_native's triton_support check guarantees it
     loading = native_loading(triton.version)
-    if loading.mechanism == "env":
+    if loading.reads_environment:
         if _libtriton_imported():
             raise PluginLoadError(
                 f"native plugin {path}: Triton {triton.version} reads {TRITON_PLUGIN_PATHS} only when it is first "
@@ -52,10 +56,8 @@ def load_native(path: str | os.PathLike[str]) -> NativePluginInfo:
                 path=path,
                 check="load",
             )
-        current = [p for p in os.environ.get(TRITON_PLUGIN_PATHS, "").split(":") if p]
-        if path not in current:
-            os.environ[TRITON_PLUGIN_PATHS] = ":".join([*current, path])
-    elif loading.mechanism == "extend_with":
+        settings.add_triton_plugin_path(path)
+    elif loading.runtime_loading:
         from ..compat import libtriton
 
         lib = libtriton()

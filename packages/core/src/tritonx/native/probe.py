@@ -12,7 +12,6 @@ destructors are not what is being checked).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compat.native import PLUGIN_INFO_LAYOUTS, TRITON_PLUGIN_PATHS
+from ..settings import settings
 
 MARKER = "@@tritonx-probe@@"
 
@@ -111,10 +111,7 @@ class ProbeResult:
 
 
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    for name in _SCRUBBED_ENV:
-        env.pop(name, None)
-    return env
+    return settings.child_environment(drop=_SCRUBBED_ENV)
 
 
 def _tail(text: str, lines: int = 12) -> str:

@@ -1,86 +1,32 @@
 """The native plugin libraries this process has loaded, and the passes they add.
 
 Two ways in: start-up (``TRITONX_NATIVE_PLUGINS``, handled by :mod:`tritonx._startup` before triton
-is imported) and :func:`tritonx.native.load.load_native`. The pipeline engine asks :func:`find_pass`
-for an adder of a native pass and :func:`native_passes` for the names it may accept.
+is imported) and :func:`tritonx.native.load.load_native`. Each runtime owns one
+:class:`NativeRegistry`, which pushes the passes of every library it records into the runtime's
+pass-name table (:meth:`tritonx.engine.names.PassNames.add_natives`), so pipelines accept and resolve the
+native passes by name. The module-level functions use the current runtime's registry.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..compat.native import native_loading
+from .. import _current
+from ..compat.native import NativeLoading, loads_at_run_time, native_loading
+from ..engine.names import NativePass, PassNames
 from ..errors import PluginLoadError
+from ..settings import settings
 from .info import NativePluginInfo
 from .installation import find_triton
-
-_lock = threading.RLock()
-_loaded: dict[str, NativePluginInfo] = {}
-_synced = False
 
 
 def _startup_module() -> Any | None:
     return sys.modules.get("tritonx._startup")
-
-
-def sync() -> None:
-    """Take in what start-up accepted (once). On 3.9 this also loads them if libtriton's import hook
-    has not yet (libtriton was imported before start-up ran, for example under ``python -c``)."""
-    global _synced
-    with _lock:
-        if _synced:
-            return
-        _synced = True
-        startup = _startup_module()
-        if startup is None and os.environ.get("TRITONX_NATIVE_PLUGINS", "").strip():
-            # The .pth did not run (not installed, or python -S): do the start-up work now.
-            from .. import _startup as startup  # runs the checks on first import
-
-        if startup is None:
-            return
-        if getattr(startup, "_pending", None) and startup.mechanism == "extend_with":
-            from ..compat import libtriton
-
-            startup.apply_pending(libtriton())
-        applied = getattr(startup, "applied", {})
-        for result in getattr(startup, "results", []):
-            if not result.get("ok"):
-                continue
-            if startup.mechanism == "extend_with" and applied.get(result["path"], "") is not None:
-                continue  # extend_with failed (warned) or never ran
-            info = NativePluginInfo.from_dict(result["info"])
-            _loaded.setdefault(info.path, info)
-
-
-def register(info: NativePluginInfo) -> None:
-    """Record a library as loaded (by :func:`tritonx.native.load.load_native`)."""
-    with _lock:
-        _loaded[info.path] = info
-
-
-def get(path: str | os.PathLike[str]) -> NativePluginInfo | None:
-    sync()
-    with _lock:
-        return _loaded.get(os.path.abspath(os.path.expanduser(os.fspath(path))))
-
-
-def loaded_natives() -> list[NativePluginInfo]:
-    """Every native plugin library loaded in this process, in load order."""
-    sync()
-    with _lock:
-        return list(_loaded.values())
-
-
-def native_passes() -> list[str]:
-    """Names of the passes the loaded native plugins declare (what pipelines may insert by name)."""
-    names: list[str] = []
-    for info in loaded_natives():
-        names.extend(n for n in info.pass_names if n not in names)
-    return names
 
 
 class NativePassAdder:
@@ -104,43 +50,143 @@ class NativePassAdder:
         return f"<native pass {self.pass_name!r} of {self.info.plugin_name} ({self.info.path}) via {self.attribute}>"
 
 
-def find_pass(name: str) -> NativePassAdder | None:
-    """The adder of the pass ``name`` declared by a loaded native plugin, or None if none declares it.
+class NativeRegistry:
+    """Native libraries loaded in this process (as one runtime knows them) and their passes."""
 
-    Raises :class:`PluginLoadError` (check ``load``) when a loaded plugin declares the pass but Triton
-    has no binding for it, which means Triton never loaded the library.
-    """
-    triton = find_triton()
-    if triton is None:
-        return None
-    loading = native_loading(triton.version)
-    for info in loaded_natives():
+    def __init__(self, names: PassNames | None = None) -> None:
+        self._lock = threading.RLock()
+        self._loaded: dict[str, NativePluginInfo] = {}
+        self._synced = False
+        self._names = names
+
+    def sync(self) -> None:
+        """Take in what start-up accepted (once). On 3.9 this also loads them if libtriton's import hook
+        has not yet (libtriton was imported before start-up ran, for example under ``python -c``)."""
+        with self._lock:
+            if self._synced:
+                return
+            self._synced = True
+            startup = _startup_module()
+            if startup is None and settings.native_plugins:
+                # The .pth did not run (not installed, or python -S): do the start-up work now.
+                from .. import _startup as startup  # runs the checks on first import
+
+            if startup is None:
+                return
+            run_time = loads_at_run_time(startup.mechanism)
+            if run_time and startup.has_pending():
+                from ..compat import libtriton
+
+                startup.apply_pending(libtriton())
+            applied = getattr(startup, "applied", {})
+            for result in getattr(startup, "results", []):
+                if not result.get("ok"):
+                    continue
+                if run_time and applied.get(result["path"], "") is not None:
+                    continue  # extend_with failed (warned) or never ran
+                info = NativePluginInfo.from_dict(result["info"])
+                if info.path not in self._loaded:
+                    self._record(info)
+
+    def register(self, info: NativePluginInfo) -> None:
+        """Record a library as loaded (by :func:`tritonx.native.load.load_native`)."""
+        with self._lock:
+            self._record(info)
+
+    def _record(self, info: NativePluginInfo) -> None:
+        self._loaded[info.path] = info
+        if self._names is not None:
+            self._names.add_natives(self._passes_of(info))
+
+    def _passes_of(self, info: NativePluginInfo) -> Iterator[NativePass]:
+        """What the names table gets for one library: each pass, its spellings, and how to find its adder."""
+        triton = find_triton()
+        if triton is None:
+            return
+        loading = native_loading(triton.version)
         for pass_name in info.pass_names:
             attribute = loading.pass_attribute(pass_name)
-            if name not in (pass_name, attribute, f"passes.plugin.{attribute}"):
-                continue
-            from ..compat import libtriton
+            resolve = functools.partial(_adder, info, pass_name, attribute, loading)
+            yield NativePass(pass_name, (attribute, f"passes.plugin.{attribute}"), resolve)
 
-            fn = getattr(libtriton().passes.plugin, attribute, None)
-            if fn is None:
-                hint = (
-                    "Triton 3.7/3.8 load native plugins only when triton is first imported: name it in "
-                    "TRITONX_NATIVE_PLUGINS before the interpreter starts"
-                    if loading.mechanism == "env"
-                    else "its loading through passes.plugin.extend_with failed or never ran"
-                )
-                raise PluginLoadError(
-                    f"native plugin {info.plugin_name!r} ({info.path}) declares pass {pass_name!r} but Triton has no "
-                    f"passes.plugin.{attribute}: the library is not loaded in Triton; {hint}",
-                    path=info.path,
-                    check="load",
-                )
-            return NativePassAdder(info, pass_name, attribute, fn)
-    return None
+    def get(self, path: str | os.PathLike[str]) -> NativePluginInfo | None:
+        self.sync()
+        with self._lock:
+            return self._loaded.get(os.path.abspath(os.path.expanduser(os.fspath(path))))
+
+    def loaded_natives(self) -> list[NativePluginInfo]:
+        """Every native plugin library loaded in this process, in load order."""
+        self.sync()
+        with self._lock:
+            return list(self._loaded.values())
+
+    def native_passes(self) -> list[str]:
+        """Names of the passes the loaded native plugins declare (what pipelines may insert by name)."""
+        names: list[str] = []
+        for info in self.loaded_natives():
+            names.extend(n for n in info.pass_names if n not in names)
+        return names
+
+    def find_pass(self, name: str) -> NativePassAdder | None:
+        """The adder of the pass ``name`` declared by a loaded native plugin, or None if none declares it.
+
+        Raises :class:`PluginLoadError` (check ``load``) when a loaded plugin declares the pass but Triton
+        has no binding for it, which means Triton never loaded the library.
+        """
+        for info in self.loaded_natives():
+            for native in self._passes_of(info):
+                if name in (native.name, *native.aliases):
+                    return native.resolve()
+        return None
 
 
-def _reset_for_tests() -> None:
-    global _synced
-    with _lock:
-        _loaded.clear()
-        _synced = False
+def _adder(info: NativePluginInfo, pass_name: str, attribute: str, loading: NativeLoading) -> NativePassAdder:
+    """The adder of one declared native pass; raises naming the plugin when Triton has no binding for it."""
+    from ..compat import libtriton
+
+    fn = getattr(libtriton().passes.plugin, attribute, None)
+    if fn is None:
+        hint = (
+            "Triton 3.7/3.8 load native plugins only when triton is first imported: name it in "
+            "TRITONX_NATIVE_PLUGINS before the interpreter starts"
+            if loading.reads_environment
+            else "its loading through passes.plugin.extend_with failed or never ran"
+        )
+        raise PluginLoadError(
+            f"native plugin {info.plugin_name!r} ({info.path}) declares pass {pass_name!r} but Triton "
+            f"has no passes.plugin.{attribute}: the library is not loaded in Triton; {hint}",
+            path=info.path,
+            check="load",
+        )
+    return NativePassAdder(info, pass_name, attribute, fn)
+
+
+def _registry() -> NativeRegistry:
+    return _current.runtime().natives
+
+
+def sync() -> None:
+    _registry().sync()
+
+
+def register(info: NativePluginInfo) -> None:
+    _registry().register(info)
+
+
+def get(path: str | os.PathLike[str]) -> NativePluginInfo | None:
+    return _registry().get(path)
+
+
+def loaded_natives() -> list[NativePluginInfo]:
+    """Every native plugin library loaded in this process, in load order."""
+    return _registry().loaded_natives()
+
+
+def native_passes() -> list[str]:
+    """Names of the passes the loaded native plugins declare."""
+    return _registry().native_passes()
+
+
+def find_pass(name: str) -> NativePassAdder | None:
+    """The adder of a native pass by name (see :meth:`NativeRegistry.find_pass`)."""
+    return _registry().find_pass(name)

@@ -4,49 +4,34 @@ Installed distributions advertise plugins in the ``tritonx.plugins`` entry-point
 lazy (nothing is imported at ``import triton`` or ``import tritonx``: only when plugins are first
 listed or enabled). ``TRITONX_PLUGINS`` chooses which are enabled: a comma-separated list of names,
 ``all``, or ``none``; unset means "the plugins that declare ``default_enabled``".
+
+Each runtime owns one :class:`PluginRegistry`; the module-level functions use the current runtime's.
+One broken or ambiguous entry point never hides the others: it is reported (by name, with the
+distributions involved) when it is asked for, and skipped with a warning otherwise.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
+from collections.abc import Callable
 from importlib import metadata
-from typing import Any
+from typing import Any, Protocol
 
-from ..errors import PluginError
-from ..integration import activation
+from .. import _current
+from ..errors import PipelineError, PluginError
+from ..integration.activation import Activation
+from ..model.pipeline import Pipeline
 from ..model.plugin import Plugin
+from ..native.info import NativePluginInfo
+from ..settings import PluginChoice, settings
 
 ENTRY_POINT_GROUP = "tritonx.plugins"
-ENV_VAR = "TRITONX_PLUGINS"
-
-_lock = threading.RLock()
+ENV_VAR = "TRITONX_PLUGINS"  # read through tritonx.settings
 
 
 class PluginWarning(UserWarning):
     """An installed plugin could not be loaded and was skipped."""
-
-_registered: dict[str, Plugin] = {}
-#: entry points that failed to load: name -> the error (one broken plugin must not hide the others)
-_broken: dict[str, PluginError] = {}
-_discovered = False
-_enabled: dict[str, activation.Activation] = {}
-
-
-def register_plugin(plugin: Plugin, *, replace: bool = False) -> Plugin:
-    """Register a plugin from code (installed ones are found through entry points)."""
-    if not isinstance(plugin, Plugin):
-        raise PluginError(f"register_plugin() takes a tritonx.Plugin, got {type(plugin).__name__}")
-    with _lock:
-        old = _registered.get(plugin.name)
-        if old is not None and old is not plugin and not replace:
-            raise PluginError(
-                f"duplicate plugin name {plugin.name!r}: registered by {old.distribution or 'code'} and "
-                f"{plugin.distribution or 'code'}; rename one (or pass replace=True)"
-            )
-        _registered[plugin.name] = plugin
-    return plugin
 
 
 def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
@@ -73,126 +58,224 @@ def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     return obj
 
 
+def _wanted(names: list[str] | str, known: list[str]) -> list[str]:
+    if names in ("all", ["all"]):
+        return sorted(known)
+    return [names] if isinstance(names, str) else list(names)
+
+
+class PluginHost(Protocol):
+    """What enabling a plugin needs from the runtime that owns the registry (:class:`tritonx.runtime.Runtime`)."""
+
+    def activate(self, *pipelines: Pipeline) -> Activation: ...
+
+    def empty_activation(self) -> Activation: ...
+
+    def set_extra_key(self, name: str, fn: Callable[[], str] | None) -> None: ...
+
+    def load_native(self, path: str) -> NativePluginInfo: ...
+
+
+class PluginRegistry:
+    """Known plugins (installed and registered from code), broken entry points, enabled plugins."""
+
+    def __init__(self, runtime: PluginHost) -> None:
+        self._runtime = runtime
+        self._lock = threading.RLock()
+        self._registered: dict[str, Plugin] = {}
+        #: entry points that failed to load or clash: name -> the error naming the distribution(s)
+        self._broken: dict[str, PluginError] = {}
+        self._discovered = False
+        self._enabled: dict[str, Activation] = {}
+
+    # -- discovery ------------------------------------------------------------------------------------
+
+    def register(self, plugin: Plugin, *, replace: bool = False) -> Plugin:
+        """Register a plugin from code (installed ones are found through entry points)."""
+        if not isinstance(plugin, Plugin):
+            raise PluginError(f"register_plugin() takes a tritonx.Plugin, got {type(plugin).__name__}")
+        with self._lock:
+            old = self._registered.get(plugin.name)
+            if old is not None and old is not plugin and not replace:
+                raise PluginError(
+                    f"duplicate plugin name {plugin.name!r}: registered by {old.distribution or 'code'} and "
+                    f"{plugin.distribution or 'code'}; rename one (or pass replace=True)"
+                )
+            self._registered[plugin.name] = plugin
+            self._broken.pop(plugin.name, None)  # code chose which one this name means
+        return plugin
+
+    def discover(self, *, force: bool = False) -> dict[str, Plugin]:
+        """Load every installed plugin's entry point once (or again with ``force``)."""
+        with self._lock:
+            if self._discovered and not force:
+                return dict(self._registered)
+            found: dict[str, list[Plugin]] = {}
+            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                try:
+                    plugin = _load_entry_point(ep)
+                except PluginError as exc:
+                    self._broken[ep.name] = exc
+                    continue
+                found.setdefault(plugin.name, []).append(plugin)
+            for name, plugins in found.items():
+                existing = self._registered.get(name)
+                candidates = [p for p in plugins if p is not existing]
+                dists = sorted({p.distribution or "code" for p in candidates})
+                if len({id(p) for p in candidates}) > 1 and len(dists) > 1:
+                    self._broken[name] = PluginError(
+                        f"duplicate plugin name {name!r}: provided by distributions "
+                        f"{', '.join(map(repr, dists))}; uninstall one of them (the plugin is left out meanwhile)"
+                    )
+                    continue
+                if existing is None and candidates:
+                    self._registered[name] = candidates[0]
+            self._discovered = True
+            return dict(self._registered)
+
+    def broken(self) -> dict[str, PluginError]:
+        """Installed entry points that failed to load, with the error naming their distribution."""
+        self.discover()
+        return dict(self._broken)
+
+    def list(self) -> list[Plugin]:
+        return [p for _, p in sorted(self.discover().items())]
+
+    def get(self, name: str) -> Plugin:
+        plugins = self.discover()
+        if name in self._broken and name not in plugins:
+            raise self._broken[name]
+        if name not in plugins:
+            known = ", ".join(sorted(plugins)) or "none installed"
+            raise PluginError(f"unknown plugin {name!r} (known: {known})")
+        return plugins[name]
+
+    # -- enabling -------------------------------------------------------------------------------------
+
+    def is_enabled(self, name: str) -> bool:
+        return name in self._enabled
+
+    def enabled(self) -> list[str]:
+        return list(self._enabled)
+
+    def enable(self, names: list[str] | str) -> list[Plugin]:
+        """Enable plugins by name (``"all"`` for every one): their pipelines become globally active.
+
+        Each plugin is enabled whole or not at all: a native library refused, or a ``cache_key`` that
+        raises, leaves it disabled with an error naming it.
+        """
+        plugins = self.discover()
+        wanted = _wanted(names, list(plugins))
+        for n in wanted:
+            if n not in plugins and n in self._broken:
+                raise self._broken[n]
+        unknown = [n for n in wanted if n not in plugins]
+        if unknown:
+            known = ", ".join(sorted(plugins)) or "none installed"
+            raise PluginError(f"unknown plugin(s) {', '.join(map(repr, unknown))} (known: {known})")
+        done = []
+        with self._lock:
+            for name in wanted:
+                if name in self._enabled:
+                    continue
+                plugin = plugins[name]
+                self._load_natives(plugin)
+                self._enabled[name] = self._activate(plugin)
+                done.append(plugin)
+        return done
+
+    def _activate(self, plugin: Plugin) -> Activation:
+        rt = self._runtime
+        key_name = f"plugin:{plugin.name}"
+        if plugin.cache_key is not None:
+            try:
+                rt.set_extra_key(key_name, plugin.cache_key)
+            except Exception as exc:
+                raise PluginError(f"plugin {plugin.name!r} not enabled: {exc}") from exc
+        try:
+            return rt.activate(*plugin.pipelines) if plugin.pipelines else rt.empty_activation()
+        except PipelineError as exc:
+            rt.set_extra_key(key_name, None)
+            raise PluginError(f"plugin {plugin.name!r} not enabled: {exc}") from exc
+
+    def disable(self, names: list[str] | str) -> None:
+        """Disable plugins by name (``"all"`` for every enabled one)."""
+        with self._lock:
+            for name in _wanted(names, list(self._enabled)):
+                act = self._enabled.pop(name, None)
+                if act is None:
+                    raise PluginError(f"plugin {name!r} is not enabled")
+                act.deactivate()
+                self._runtime.set_extra_key(f"plugin:{name}", None)
+
+    def _load_natives(self, plugin: Plugin) -> None:
+        for path in plugin.native_libraries:
+            try:
+                self._runtime.load_native(path)
+            except Exception as exc:
+                raise PluginError(f"plugin {plugin.name!r}: native library {path} refused: {exc}") from exc
+
+    def apply_environment(self, value: str | None = None) -> list[Plugin]:
+        """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins).
+
+        ``value`` stands in for the variable's text when given.
+        """
+        choice = settings.plugins if value is None else PluginChoice.parse(value)
+        if choice.mode == "none":
+            return []
+        if choice.mode == "default":
+            names = [p.name for p in self.list() if p.default_enabled]
+            for name, err in self.broken().items():  # not named by the user: say so, carry on
+                warnings.warn(f"tritonx plugin {name!r} skipped: {err}", PluginWarning, stacklevel=3)
+        elif choice.mode == "all":
+            names = [p.name for p in self.list()]
+        else:
+            names = list(choice.names)
+        return self.enable(names)
+
+
+def _registry() -> PluginRegistry:
+    return _current.runtime().plugins
+
+
+def register_plugin(plugin: Plugin, *, replace: bool = False) -> Plugin:
+    """Register a plugin from code (installed ones are found through entry points)."""
+    return _registry().register(plugin, replace=replace)
+
+
 def discover(*, force: bool = False) -> dict[str, Plugin]:
     """Load every installed plugin's entry point once (or again with ``force``)."""
-    global _discovered
-    with _lock:
-        if _discovered and not force:
-            return dict(_registered)
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                plugin = _load_entry_point(ep)
-            except PluginError as exc:
-                _broken[ep.name] = exc
-                continue
-            existing = _registered.get(plugin.name)
-            if existing is not None and existing is not plugin and existing.distribution != plugin.distribution:
-                raise PluginError(
-                    f"duplicate plugin name {plugin.name!r}: provided by distributions "
-                    f"{existing.distribution!r} and {plugin.distribution!r}"
-                )
-            _registered[plugin.name] = plugin
-        _discovered = True
-        return dict(_registered)
+    return _registry().discover(force=force)
 
 
 def broken_plugins() -> dict[str, PluginError]:
-    """Installed entry points that failed to load, with the error naming their distribution."""
-    discover()
-    return dict(_broken)
+    """Installed entry points that failed to load (or clash), with the error naming the distribution(s)."""
+    return _registry().broken()
 
 
 def list_plugins() -> list[Plugin]:
     """Every known plugin (installed and registered), by name."""
-    return [p for _, p in sorted(discover().items())]
+    return _registry().list()
 
 
 def get_plugin(name: str) -> Plugin:
-    plugins = discover()
-    if name in _broken and name not in plugins:
-        raise _broken[name]
-    if name not in plugins:
-        known = ", ".join(sorted(plugins)) or "none installed"
-        raise PluginError(f"unknown plugin {name!r} (known: {known})")
-    return plugins[name]
+    return _registry().get(name)
 
 
 def is_enabled(name: str) -> bool:
-    return name in _enabled
+    return _registry().is_enabled(name)
 
 
 def enable_plugins(names: list[str] | str) -> list[Plugin]:
     """Enable plugins by name (``"all"`` for every one): their pipelines become globally active."""
-    plugins = discover()
-    wanted = sorted(plugins) if names in ("all", ["all"]) else ([names] if isinstance(names, str) else list(names))
-    for n in wanted:
-        if n not in plugins and n in _broken:
-            raise _broken[n]
-    unknown = [n for n in wanted if n not in plugins]
-    if unknown:
-        known = ", ".join(sorted(plugins)) or "none installed"
-        raise PluginError(f"unknown plugin(s) {', '.join(map(repr, unknown))} (known: {known})")
-    done = []
-    with _lock:
-        for name in wanted:
-            if name in _enabled:
-                continue
-            plugin = plugins[name]
-            _load_natives(plugin)
-            if plugin.cache_key is not None:
-                activation.set_extra_key(f"plugin:{name}", plugin.cache_key)
-            _enabled[name] = activation.Activation(activation.push(plugin.pipelines)) if plugin.pipelines else \
-                activation.Activation([])
-            done.append(plugin)
-    return done
+    return _registry().enable(names)
 
 
 def disable_plugins(names: list[str] | str) -> None:
     """Disable plugins by name (``"all"`` for every enabled one)."""
-    with _lock:
-        wanted = list(_enabled) if names in ("all", ["all"]) else ([names] if isinstance(names, str) else names)
-        for name in wanted:
-            act = _enabled.pop(name, None)
-            if act is None:
-                raise PluginError(f"plugin {name!r} is not enabled")
-            act.deactivate()
-            activation.set_extra_key(f"plugin:{name}", None)
-
-
-def _load_natives(plugin: Plugin) -> None:
-    if not plugin.native_libraries:
-        return
-    from ..native import load as native_load
-
-    for path in plugin.native_libraries:
-        try:
-            native_load.load_native(path)
-        except Exception as exc:
-            raise PluginError(f"plugin {plugin.name!r}: native library {path} refused: {exc}") from exc
+    _registry().disable(names)
 
 
 def apply_environment(value: str | None = None) -> list[Plugin]:
     """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins)."""
-    value = os.environ.get(ENV_VAR) if value is None else value
-    if value is not None and value.strip().lower() == "none":
-        return []
-    if value is None or not value.strip():
-        names = [p.name for p in list_plugins() if p.default_enabled]
-        for name, err in broken_plugins().items():  # not named by the user: say so, carry on
-            warnings.warn(f"tritonx plugin {name!r} skipped: {err}", PluginWarning, stacklevel=2)
-    elif value.strip().lower() == "all":
-        names = [p.name for p in list_plugins()]
-    else:
-        names = [n.strip() for n in value.split(",") if n.strip()]
-    return enable_plugins(names)
-
-
-def _reset_for_tests() -> None:
-    global _discovered
-    with _lock:
-        for act in _enabled.values():
-            act.deactivate()
-        _enabled.clear()
-        _registered.clear()
-        _broken.clear()
-        _discovered = False
+    return _registry().apply_environment(value)

@@ -1,7 +1,7 @@
 """The utlx compile path: TLX ops traced as placeholders, lowered to TTGIR after conversion.
 
 Importing this package registers the compiler body of every TLX op with
-``utlx.language._dispatch`` (see ``CONTRACT.md`` next to this file).
+``utlx.language._dispatch`` (the contract between the two sides: ``docs/utlx.md``, "How it compiles").
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from utlx.language import types as _types
 from . import amd_ops, blackwell, global_ops, layout_ops, ops, sync_ops, tasks, view_ops  # noqa: F401
 from .errors import UtlxCompileError
 from .lowering import lower_module
-from .stages import install_standalone_hook, lowering_pass, uninstall_standalone_hook
+from .stages import lowering_pass
 from .values import AsyncToken, Barriers, BarrierView, SharedBuffers, SharedView
 
 # The compile path's values count as TLX's types (``isinstance(bufs, tlx.buffered_tensor)``, ``reuse_group``).
@@ -26,5 +26,4 @@ del _tlx_class, _impl
 # Replicated tasks are traced once per replica: utlx's ``with`` statements go through tasks.trace_with.
 compat.install_with_hook(tasks.trace_with)
 
-__all__ = ["UtlxCompileError", "install_standalone_hook", "lower_module", "lowering_pass",
-           "uninstall_standalone_hook"]
+__all__ = ["UtlxCompileError", "lower_module", "lowering_pass"]

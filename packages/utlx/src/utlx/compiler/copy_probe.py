@@ -27,7 +27,7 @@ from typing import Any
 from utlx import compat
 
 from . import copy_width, placeholder
-from .placeholder import Placeholder
+from .placeholder import Placeholder, dtype_of_name
 
 #: The AMD copy placeholders whose register layout the probe measures.
 PROBED_OPS = ("async_load", "buffer_load_to_local", "buffer_load", "buffer_store", "buffer_atomic_add")
@@ -80,7 +80,6 @@ def _through(value: Any, passing: dict[int, Any]) -> Any:
 
 
 def _add_probe(gb: Any, ph: Placeholder, index: int, passing: dict[int, Any]) -> None:
-    from .lowering import dtype_of_name
 
     base, offsets, mask = (_through(v, passing) for v in pointer_operands(ph))
     ptr = offsets if base is None else pointer_tensor(gb, base, offsets, dtype_of_name(ph.attrs["dtype"]),

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from utlx import compat
+from utlx.settings import settings
 
 from .errors import UtlxCompileError
 
 #: Smallest transfer cp.async supports (bytes per thread per instruction).
 MIN_CP_ASYNC_BYTES = 4
 #: Read once at import: it enters the compile cache key (``utlx.compiler.stages.LOWERING_VERSION``).
-FALLBACK = os.environ.get("UTLX_ASYNC_LOAD_FALLBACK", "1").strip().lower() not in ("0", "false", "no", "off")
+FALLBACK = settings.async_load_fallback
 
 ADVICE = ("make the row strides multiples of 16 elements (the JIT then specialises them as 16-divisible and "
           "proves aligned rows), or stage the tile through registers: x = tl.load(ptrs, mask=...); "

@@ -11,15 +11,16 @@ rather fail than run slower code. It is read once at import and enters the compi
 
 from __future__ import annotations
 
-import os
 import warnings
+
+from utlx.settings import settings
 
 from .copy_width import UtlxPerformanceWarning
 from .errors import UtlxCompileError
 
 STRICT_ENV = "UTLX_STRICT_AMD"
 #: Read once at import (see the module docstring).
-STRICT = os.environ.get(STRICT_ENV, "0").strip().lower() not in ("", "0", "false", "no", "off")
+STRICT = settings.strict_amd
 
 
 def downgrade(op: str, what: str, *, target: str, where: str = "", hint: str | None = None) -> None:

@@ -24,8 +24,8 @@ from utlx import compat
 from . import copy_probe, copy_width, drain, layouts, placeholder, warp_specialize
 from .downgrade import downgrade
 from .errors import UtlxCompileError, shared_memory_error
-from .placeholder import Placeholder
-from .target import SMEM_LIMITS, Target
+from .placeholder import Placeholder, dtype_of_name
+from .target import smem_limit
 
 
 @dataclass
@@ -76,13 +76,6 @@ def remember_async_alloc(low: Lowering, ph: Placeholder) -> None:
     root = low.fact(ph, 0).get("root")
     if root is not None:
         low.async_allocs[root.id()] = root
-
-
-def dtype_of_name(name: str) -> Any:
-    """The ``tl`` type a placeholder attribute names (``str(dtype)``: ``fp16``, or ``pointer<fp16>``)."""
-    if name.startswith("pointer<") and name.endswith(">"):
-        return tl.pointer_type(dtype_of_name(name[len("pointer<"):-1]))
-    return tl.dtype(name)
 
 
 _dtype = dtype_of_name
@@ -176,7 +169,7 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
                       "bytes) per lane; a direct-to-LDS copy moves 4 or 16")
         elif spec and spec.get("kind") == "padded" and spec.get("offset_bases") is not None \
                 and not compat.DIRECT_TO_LDS_INTO_PERMUTED_PADDED:
-            reason = f"Triton {compat.triton_minor()} cannot copy straight into a padded layout with permuted bases"
+            reason = f"Triton {compat.TRITON_VERSION_STR} cannot copy straight into a padded layout with permuted bases"
         elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < \
                 WAVE * _lane_bytes(copy, elem_bytes):
             # One wave writes WAVE x lane-bytes contiguous bytes per copy, which a padding interval may not split.
@@ -253,8 +246,7 @@ def _check_shared_memory(found: list[Placeholder]) -> None:
         sizes.append((n, ph))
     total = sum(n for n, _ in sizes)
     name = allocs[0].attrs.get("target", "")
-    backend, _, arch = name.partition(":")
-    limit = SMEM_LIMITS.get(name) or Target(backend, arch, 4, 32).smem_limit
+    limit = smem_limit(name)
     if total > limit:
         biggest = max(sizes, key=lambda x: x[0])
         raise shared_memory_error(total, limit, name, f"{biggest[0]} bytes at {biggest[1].describe()}")

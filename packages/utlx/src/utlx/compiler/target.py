@@ -2,6 +2,8 @@
 
 Why at trace time: target errors ("Hopper-only op on gfx942") must point at the kernel's source line,
 which only the code generator knows; and the options carry ``num_warps``, which fixes the MMA layout.
+The target itself is tritonx's :class:`~tritonx.Target` (one Target class for both packages);
+:class:`KernelTarget` adds the kernel's warp count.
 """
 
 from __future__ import annotations
@@ -9,55 +11,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tritonx.model.target import Target
+
 # Shared memory a CTA may use (bytes): Hopper 227 KiB opt-in, MI300 64 KiB, MI350 160 KiB.
 SMEM_LIMITS = {"cuda:90": 232448, "cuda:80": 166912, "cuda:89": 101376, "cuda:100": 232448, "cuda:120": 101376,
                "hip:gfx942": 65536, "hip:gfx950": 163840, "hip:gfx90a": 65536}
 
 
+def smem_limit(name: str) -> int:
+    """Shared memory one CTA may use on the target ``name`` (``"cuda:90"``), in bytes."""
+    if name in SMEM_LIMITS:
+        return SMEM_LIMITS[name]
+    backend, _, arch = name.partition(":")
+    return 232448 if backend == "cuda" and arch.isdigit() and int(arch) >= 90 else 65536
+
+
 @dataclass(frozen=True)
-class Target:
-    """Backend (``cuda``/``hip``), architecture (``90`` or ``gfx942``) and the launch's warp shape."""
+class KernelTarget(Target):
+    """A :class:`~tritonx.Target` plus the number of warps the kernel being traced runs with."""
 
-    backend: str
-    arch: str
-    num_warps: int
-    warp_size: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.backend}:{self.arch}"
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.backend == "cuda"
-
-    @property
-    def is_hip(self) -> bool:
-        return self.backend == "hip"
-
-    @property
-    def capability(self) -> int:
-        return int(self.arch) if self.is_cuda and self.arch.isdigit() else 0
-
-    @property
-    def is_hopper(self) -> bool:
-        return self.is_cuda and self.capability // 10 == 9
+    num_warps: int = 4
 
     @property
     def smem_limit(self) -> int:
-        if self.name in SMEM_LIMITS:
-            return SMEM_LIMITS[self.name]
-        return 232448 if self.is_cuda and self.capability >= 90 else 65536
+        return smem_limit(self.name)
 
 
-def from_semantic(_semantic: Any) -> Target:
-    """The :class:`Target` of the kernel ``_semantic`` is tracing."""
+def from_semantic(_semantic: Any) -> KernelTarget:
+    """The :class:`KernelTarget` of the kernel ``_semantic`` is tracing."""
     options = getattr(_semantic.builder, "options", None)
     backend = getattr(options, "backend_name", "cuda") or "cuda"
-    arch = str(getattr(options, "arch", "") or "")
+    arch: int | str = str(getattr(options, "arch", "") or "")
     if backend == "cuda":
         arch = arch[2:] if arch.startswith("sm") else arch
         arch = arch.rstrip("a")
+        arch = int(arch) if arch.isdigit() else arch
     num_warps = int(getattr(options, "num_warps", 4) or 4)
     warp_size = int(getattr(options, "warp_size", 0) or (64 if backend == "hip" else 32))
-    return Target(backend=backend, arch=arch, num_warps=num_warps, warp_size=warp_size)
+    return KernelTarget(backend=backend, arch=arch, warp_size=warp_size, num_warps=num_warps)

@@ -98,8 +98,8 @@ def _indexed(op: str, view: Any, indices: Any, axis: Any) -> tuple[tl.tensor, in
         raise UtlxCompileError(op, f"'indices' must have the buffer's rank {len(view.shape)}, got shape {_shape(idx)}")
     if not compat.gluon_builder_has("create_local_gather"):
         raise UtlxCompileError(op, f"needs ttg.local_gather/local_scatter, added in Triton 3.7 (this is "
-                               f"{compat.triton_minor()})", hint="gather in registers: tl.gather(tlx.local_load(buf), "
-                               "indices, axis)")
+                               f"{compat.TRITON_VERSION_STR})",
+                               hint="gather in registers: tl.gather(tlx.local_load(buf), indices, axis)")
     return idx, ax
 
 

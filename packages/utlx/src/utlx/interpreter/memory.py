@@ -14,7 +14,7 @@ import numpy as np
 from triton.language import core as tl
 
 from utlx import compat as _compat
-from utlx.interpreter.errors import SourceLocation, UtlxInterpreterError
+from utlx.interpreter.errors import SourceLocation, UtlxHazardError, UtlxInterpreterError, kernel_location, where
 
 _ALLOC_IDS = itertools.count()
 
@@ -107,9 +107,17 @@ class BufferView:
         return self
 
     def __getitem__(self, idx: object) -> BufferView:
-        from utlx.interpreter.ops_mem import view_of
+        return self.buffer(idx, "local_view (bufs[i])")
 
-        return view_of(self, idx, "local_view (bufs[i])")
+    def buffer(self, idx: object, op: str) -> BufferView:
+        """One buffer of a multi-buffer allocation (``local_view(bufs, i)``); ``op`` names the op in errors."""
+        if self.index is not None:
+            raise UtlxInterpreterError(f"{op}: {self.name} is already a single buffer; index the local_alloc result")
+        i = _compat.to_int(idx, f"{op} buffer_idx")
+        if not 0 <= i < self.alloc.num:
+            raise UtlxHazardError(f"{op}: index {i} out of range for {self.name} ({self.alloc.num} buffers)"
+                                  f"{where(kernel_location())}")
+        return BufferView(self.alloc, i, self.slices, self.perm, self.reinterpret)
 
     @property
     def name(self) -> str:

@@ -74,14 +74,7 @@ def view_of(buffers: Any, idx: Any, op: str) -> Any:
     """``local_view(buffers, idx)`` (also spelled ``buffers[idx]``) for buffers and barrier arrays."""
     if isinstance(buffers, BarrierArray):
         return buffers.view(idx, op)
-    view = _buffer(buffers, op, "local_allocated_buffers")
-    if view.index is not None:
-        raise UtlxInterpreterError(f"{op}: {view.name} is already a single buffer; index the local_alloc result")
-    i = _compat.to_int(idx, f"{op} buffer_idx")
-    if not 0 <= i < view.alloc.num:
-        raise UtlxHazardError(f"{op}: index {i} out of range for {view.name} ({view.alloc.num} buffers)"
-                              f"{where(kernel_location())}")
-    return BufferView(view.alloc, i, view.slices, view.perm, view.reinterpret)
+    return _buffer(buffers, op, "local_allocated_buffers").buffer(idx, op)
 
 
 @impl("local_alloc")

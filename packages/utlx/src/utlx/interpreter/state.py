@@ -12,7 +12,6 @@ barriers and TMA copies belong to the CTA, so overlap checks look at every task'
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -21,13 +20,14 @@ from utlx import compat as _compat
 from utlx.interpreter.barriers import Barrier
 from utlx.interpreter.errors import SourceLocation, UtlxHazardError, where
 from utlx.interpreter.memory import BufferView, Region
+from utlx.settings import UtlxSettings, settings
 
 #: Set to 0/false/off to turn the hazard checker off (synchronisation itself is still modelled).
-CHECKS_ENV = "UTLX_HAZARD_CHECKS"
+CHECKS_ENV = UtlxSettings.hazard_checks.var
 
 
 def checks_enabled() -> bool:
-    return os.environ.get(CHECKS_ENV, "1").strip().lower() not in ("0", "false", "off", "no")
+    return settings.hazard_checks
 
 
 @dataclass

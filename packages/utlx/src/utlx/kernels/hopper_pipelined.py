@@ -17,7 +17,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-import utlx as tlx
+import utlx.language as tlx
 
 
 @triton.jit

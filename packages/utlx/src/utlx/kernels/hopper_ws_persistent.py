@@ -26,7 +26,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-import utlx as tlx
+import utlx.language as tlx
 from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import column_major
 from utlx.launch import FastLaunch

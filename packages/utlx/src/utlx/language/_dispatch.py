@@ -6,7 +6,7 @@ when a kernel is compiled, the op must emit IR for the target (``utlx.compiler``
 module). The op builtins stay thin and call :func:`dispatch`; each side registers its bodies here, so
 neither side imports the other.
 
-Contract (see also ``utlx/compiler/CONTRACT.md``):
+Contract (the compile path's side: ``docs/utlx.md``, "How it compiles"):
 
 * ``@register_compiler_impl("local_alloc")`` registers ``impl(_semantic, **params)``: it gets the code
   generator's semantic object and EVERY parameter of the op's public signature (``utlx/language/*.py``)

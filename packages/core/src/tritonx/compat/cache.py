@@ -1,0 +1,176 @@
+"""How each supported Triton builds its cache keys, and the two places tritonx joins them.
+
+Read from the sources of 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (the same in all four unless said):
+
+* ``triton.compiler.compiler.compile`` computes ``key = get_cache_key(src, backend, options, env_vars)``
+  (``get_cache_key`` looked up as a global of that module), on 3.7+ appends the first element of the
+  stages hook's no-argument call, looks the key up, and only on a miss calls ``backend.add_stages``,
+  which ends with the hook's stage call. Key and stages are computed on the calling thread, in that
+  order, inside that one ``compile`` frame.
+* ``JITFunction.run`` (every launch) builds the in-memory key: on 3.7+ it appends
+  ``'("custom_pipeline", <hash>)'`` (the hook's no-argument call) to ``specialization``; on 3.6 it calls
+  ``compute_cache_key`` (a global of ``triton.runtime.jit``). On a miss it compiles synchronously, on
+  the same thread, through ``_do_compile`` -> ``compile`` (or on an executor thread in
+  ``AsyncCompileMode``).
+* The remote cache: ``TRITON_CACHE_MANAGER=triton.runtime.cache:RemoteCacheManager`` with a
+  ``TRITON_REMOTE_CACHE_BACKEND`` class stores each file under the same hash as the local cache (and
+  materializes it in the local dir), so whatever keys the local cache keys the remote one too. Triton's
+  own ``RedisRemoteCacheBackend`` cannot be constructed in any of 3.6.0-3.9.0: it reads
+  ``knobs.cache.redis``, but the settings (``TRITON_REDIS_HOST``/``_PORT``/``_KEY_FORMAT``) live in
+  ``knobs.redis``. :class:`RedisBackend` is the same backend reading them from where they are.
+
+So tritonx wraps ``get_cache_key`` of ``triton.compiler.compiler`` on every version: the wrapper runs
+once per compile, at compile time only, and decides which pipelines that compile uses (the launch hot
+path never runs it). On 3.6 it also wraps ``compute_cache_key`` for the in-memory key, which 3.7+ take
+from the hook's no-argument call.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from triton import knobs
+from triton.runtime.cache import RedisRemoteCacheBackend
+
+from .installed import HOOK_HAS_KEY_CALL
+
+#: The providers the wrappers call; swapped (never re-wrapped) when another runtime takes over.
+_providers: dict[str, Callable[..., str]] = {}
+
+
+def install_compile_key(provider: Callable[[Any], str]) -> None:
+    """Append ``provider(src)`` to every on-disk compile key (``''`` leaves stock keys unchanged)."""
+    import triton.compiler.compiler as cc
+
+    _providers["disk"] = provider
+    if _wrapped_by_tritonx(cc.get_cache_key):
+        return
+    original = cc.get_cache_key
+
+    def get_cache_key(src: Any, *args: Any, **kwargs: Any) -> str:
+        return original(src, *args, **kwargs) + _providers["disk"](src)
+
+    get_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
+    get_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
+    cc.get_cache_key = get_cache_key
+
+
+def _wrapped_by_tritonx(fn: Any) -> bool:
+    """Is tritonx's wrapper anywhere in this chain of wrappers (someone may have wrapped ours)?"""
+    for _ in range(16):
+        if fn is None:
+            return False
+        if getattr(fn, "__tritonx__", False):
+            return True
+        fn = getattr(fn, "__wrapped__", None)
+    return False
+
+
+def install_memory_key(provider: Callable[[], str]) -> None:
+    """Triton 3.6 only: append ``provider()`` to the JIT's in-memory key (3.7+ ask the hook instead)."""
+    _providers["memory"] = provider
+    if HOOK_HAS_KEY_CALL:
+        return
+    import triton.runtime.jit as jit
+
+    if _wrapped_by_tritonx(jit.compute_cache_key):
+        return
+    original = jit.compute_cache_key
+
+    def compute_cache_key(*args: Any, **kwargs: Any) -> str:
+        return original(*args, **kwargs) + _providers["memory"]()
+
+    compute_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
+    compute_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
+    jit.compute_cache_key = compute_cache_key
+
+
+@functools.cache
+def _compile_code() -> Any:
+    import triton.compiler.compiler as cc
+
+    return cc.compile.__code__
+
+
+@functools.cache
+def _run_code() -> Any:
+    from triton.runtime.jit import JITFunction
+
+    return JITFunction.run.__code__
+
+
+def compile_frame(max_depth: int = 12) -> FrameType | None:
+    """The frame of ``triton.compile`` this call runs under (None outside a compile).
+
+    The stages hook and ``get_cache_key`` receive no handle on the compile; every supported version
+    calls both from inside ``triton.compiler.compiler.compile``. Walking a dozen frames costs
+    microseconds and only ever happens at compile time.
+    """
+    frame = sys._getframe(1)
+    code = _compile_code()
+    for _ in range(max_depth):
+        if frame is None:
+            return None
+        if frame.f_code is code:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def frame_source(frame: FrameType | None) -> Any | None:
+    """The ``ASTSource``/``IRSource`` a ``compile`` frame is compiling."""
+    return None if frame is None else frame.f_locals.get("src")
+
+
+def launch_key(compile_frame: FrameType | None, max_depth: int = 6) -> str | None:
+    """The in-memory key text of the launch this compile serves (None: not called from a launch).
+
+    Found only for a synchronous compile under ``JITFunction.run`` on the same thread: 3.7+ keep the
+    hook's hash in ``specialization`` as ``'("custom_pipeline", <hash>)'``; 3.6 in the key returned by
+    the (wrapped) ``compute_cache_key``.
+    """
+    frame = compile_frame.f_back if compile_frame is not None else None
+    code = _run_code()
+    for _ in range(max_depth):
+        if frame is None:
+            return None
+        if frame.f_code is code:
+            local = frame.f_locals
+            if not HOOK_HAS_KEY_CALL:
+                key = local.get("key")
+                return key if isinstance(key, str) else None
+            for item in reversed(local.get("specialization") or ()):
+                if isinstance(item, str) and item.startswith('("custom_pipeline",'):
+                    return item
+            return None
+        frame = frame.f_back
+    return None
+
+
+class RedisBackend(RedisRemoteCacheBackend):
+    """Triton's Redis backend, reading its settings from ``knobs.redis`` (where 3.6-3.9 keep them)."""
+
+    def __init__(self, key: str) -> None:
+        import redis
+
+        settings = getattr(knobs.cache, "redis", None) or knobs.redis
+        self._key = key
+        self._key_fmt = settings.key_format
+        self._redis = redis.Redis(host=settings.host, port=settings.port)
+
+
+def remote_cache_environment(host: str, port: int, key_format: str | None = None) -> dict[str, str]:
+    """Environment that points Triton's caches at a Redis server (same variables on 3.6 to 3.9)."""
+    env = {
+        "TRITON_CACHE_MANAGER": "triton.runtime.cache:RemoteCacheManager",
+        "TRITON_REMOTE_CACHE_BACKEND": f"{__name__}:RedisBackend",
+        "TRITON_REDIS_HOST": host,
+        "TRITON_REDIS_PORT": str(port),
+    }
+    if key_format is not None:
+        env["TRITON_REDIS_KEY_FORMAT"] = key_format
+    return env

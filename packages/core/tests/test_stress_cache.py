@@ -1,0 +1,122 @@
+"""No wrong binary in the cache under concurrency: key and edits always come from one snapshot.
+
+Compiles run on two threads while a third toggles global activations and a fourth binds a pipeline to
+kernels, all over one cache dir; a second process then checks every cached binary against the
+pipelines its key claims and looks every state up through Triton. Each pipeline marks the PTX, so a
+binary shows what really ran (see ``tritonx_stress``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tritonx
+import tritonx_stress as stress
+
+HERE = Path(__file__).resolve().parent
+
+
+def _verify_in_child(cache: Path, kernels: Path, key_files: list[Path], timeout: float = 600) -> dict:
+    env = dict(os.environ, TRITONX_PLUGINS="none")
+    done = subprocess.run([sys.executable, str(HERE / "tritonx_stress.py"), "verify", "--cache", str(cache),
+                           "--kernels", str(kernels), "--keys", *map(str, key_files)],
+                          capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("@@stress@@")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    return json.loads(lines[-1][len("@@stress@@"):])
+
+
+def test_mismatch_detection_works(tmp_path):
+    """The checker itself: a binary whose marks differ from its key's claim is reported."""
+    ps = stress.pipelines()
+    table = stress.claims(ps)
+    digest_a = next(d for d, names in table.items() if names == {"A"})
+    edited = f"ptx\n{stress.MARK}A\n"
+    assert stress.check(f"base-tritonx-{digest_a}", edited, table, "x") is None
+    assert "claims []" in stress.check("base", edited, table, "x")  # edited binary under the stock key
+    assert "claims ['A']" in stress.check(f"base-tritonx-{digest_a}", "ptx", table, "x")  # stock under A's key
+    assert "unknown tritonx digest" in stress.check("base-tritonx-" + "0" * 32, "ptx", table, "x")
+
+
+def test_compiles_under_toggles_and_binds_never_mismatch(tmp_path, fresh_cache):
+    kernels_dir = tmp_path / "kernels"
+    result = stress.run(stress.twin_kernels(kernels_dir), 200, threads=2, seed=11)
+    print(f"stress: {result.compiles} compiles in {result.seconds:.1f} s, {result.toggles} toggles, "
+          f"{result.binds} binds, {len(result.mismatches)} mismatches")
+    assert not result.errors, result.errors[:3]
+    assert result.compiles == 200
+    assert result.toggles > 10 and result.binds == len(stress.BOUND)  # the other threads really interfered
+    assert len({k for k in result.keys.values() if "-tritonx-" in k}) > 3  # several pipeline states were keyed
+    assert result.mismatches == []
+
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": result.keys}))
+    checked = _verify_in_child(fresh_cache, kernels_dir, [keys])
+    print(f"second process: {checked['entries']} cache entries checked, {checked['hits']}/{checked['lookups']} "
+          f"lookups hit, {len(checked['mismatches'])} mismatches")
+    assert checked["entries"] >= 10
+    assert checked["hits"] > 0, checked["misses"]
+    assert checked["mismatches"] == []
+
+
+def test_a_process_without_tritonx_gets_stock_binaries(tmp_path, fresh_cache):
+    """The original defect: another process, never importing tritonx, loaded p's edited PTX from the stock key."""
+    kernels_dir = tmp_path / "kernels"
+    result = stress.run(stress.twin_kernels(kernels_dir), 40, threads=2, seed=5)
+    assert result.mismatches == [] and not result.errors
+    code = f"""
+import importlib.util, json, sys
+import triton
+from triton.backends.compiler import GPUTarget
+spec = importlib.util.spec_from_file_location("plain_twin", {str(kernels_dir / "stress_kernel.py")!r})
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+out = []
+for n in {list(stress.SIZES)!r}:
+    src = triton.compiler.ASTSource(fn=mod.stress_kernel, signature={stress.SIGNATURE!r}, constexprs={{"N": n}})
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32))
+    out.append(k.asm["ptx"].count({stress.MARK!r}))
+print(json.dumps({{"marks": out, "tritonx": "tritonx" in sys.modules}}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          env=dict(os.environ), timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"marks": [0] * len(stress.SIZES), "tritonx": False}
+
+
+@pytest.mark.slow
+def test_thousands_of_compiles_in_several_processes(tmp_path, fresh_cache):
+    """Four processes at once, 800 compiles each, two compile threads each, one shared cache dir."""
+    kernels_dir = tmp_path / "kernels"
+    stress.twin_kernels(kernels_dir)
+    env = dict(os.environ, TRITONX_PLUGINS="none")
+    procs, outs = [], []
+    for i in range(4):
+        out = tmp_path / f"run{i}.json"
+        outs.append(out)
+        command = [sys.executable, str(HERE / "tritonx_stress.py"), "run", "--cache", str(fresh_cache),
+                   "--kernels", str(kernels_dir), "--compiles", "800", "--seed", str(100 + i), "--out", str(out)]
+        procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=3600)
+        assert p.returncode == 0, err[-3000:]
+    runs = [json.loads(o.read_text()) for o in outs]
+    total = sum(r["compiles"] for r in runs)
+    print(f"stress (4 processes): {total} compiles, {max(r['seconds'] for r in runs):.0f} s, "
+          f"{sum(len(r['mismatches']) for r in runs)} mismatches")
+    assert total == 3200 and all(not r["errors"] for r in runs)
+    assert all(r["mismatches"] == [] for r in runs)
+    checked = _verify_in_child(fresh_cache, kernels_dir, outs, timeout=1800)
+    assert checked["mismatches"] == [] and checked["hits"] > 0
+
+
+def test_stress_pipelines_are_keyed_without_warnings(recwarn):
+    ps = stress.pipelines()
+    with tritonx.activate(ps["A"], ps["B"]):
+        pass
+    assert not [w for w in recwarn if issubclass(w.category, tritonx.UnkeyedStateWarning)]

@@ -1,0 +1,356 @@
+"""Flash attention forward for Hopper, written in TLX: one TMA producer, 2 or 3 wgmma consumer warpgroups.
+
+The design follows FlashAttention-3. A persistent CTA walks its share of (head, row-block) tiles:
+
+* **producer** (the default task, 4 warps, few registers): for each tile it loads each consumer's
+  ``BLOCK_M_SPLIT`` rows of Q (``q_full``/``q_empty`` per slot and consumer, ``NUM_Q`` slots so the next
+  tile's Q lands while this one runs), then streams the K and V blocks through a ring of ``NUM_KV`` slots
+  (``k_full``/``v_full``: TMA bytes landed; ``k_empty``/``v_empty``: every consumer is done reading). K and
+  V have separate barriers so S = Q K^T can start before V has landed.
+* **consumers** (``async_task(replicate=NUM_CONSUMERS)``, 4 warps each, ``setmaxnreg`` budget
+  ``CONSUMER_REGS``): each owns ``BLOCK_M_SPLIT = 64`` rows of the tile. Per KV block j it issues
+  ``S_j = Q K_j^T`` and ``O += P_{j-1} V_{j-1}`` back to back (intra-warpgroup overlap: the softmax of
+  S_j runs while the tensor cores do P_{j-1} V_{j-1}), rescales O by the previous block's correction
+  before issuing the PV GEMM (it is not in flight then), and converts P to fp16/bf16 only once that GEMM
+  has finished reading the previous P.
+* **pingpong**: the consumers pass a token round a ring of named barriers (ids ``SCHED_BAR`` ..),
+  and only the holder issues its two GEMMs; so one warpgroup's softmax overlaps the other's GEMMs and the
+  tensor cores see the warpgroups' GEMMs in a fixed order.
+* softmax in base 2 with ``sm_scale * log2(e)`` folded into one FMA per element; the row max and sum
+  stay in registers.
+* **causal**: the host gives each CTA its list of tiles, balanced by their cost and heaviest first
+  within groups of heads (so the K/V of the heads in flight stay in L2; ``sched``); fully masked KV blocks
+  are never loaded, and only the diagonal block is masked. Non-causal inputs whose N_CTX is not a
+  multiple of ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored.
+
+Inputs are viewed as 2-D ``(Z*H*N_CTX, HEAD_DIM)`` TMA descriptors; a block that runs past the end of a
+head reads the next head's rows (they are masked out: their columns are >= N_CTX) or TMA's zero fill.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+import utlx.language as tlx
+
+#: First named-barrier id of the consumers' token ring (Triton's warp specialization uses ids 0..3).
+SCHED_BAR = 9
+
+
+@triton.jit
+def _tile_range(sched, ZH, n_m, CAUSAL: tl.constexpr):
+    """(first, end, step) of this program's walk over the tiles.
+
+    Non-causal tiles all cost the same: program p takes tiles p, p + P, ... Causal tiles cost
+    (row block + 1) KV blocks, so the host balances them (``utlx.attention.causal_schedule``): ``sched`` holds
+    P + 1 offsets, then each program's tile ids in the order it runs them (heaviest first, heads grouped).
+    """
+    if CAUSAL:
+        pid = tl.program_id(0)
+        return tl.load(sched + pid), tl.load(sched + pid + 1), 1
+    else:
+        return tl.program_id(0), n_m * ZH, tl.num_programs(0)
+
+
+@triton.jit
+def _tile_id(sched, k, CAUSAL: tl.constexpr):
+    if CAUSAL:
+        return tl.load(sched + tl.num_programs(0) + 1 + k)
+    else:
+        return k
+
+
+@triton.jit
+def _num_kv_blocks(m, N_CTX, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    if CAUSAL:
+        hi = tl.minimum((m + 1) * BLOCK_M, N_CTX)
+    else:
+        hi = N_CTX
+    return tl.cdiv(hi, BLOCK_N)
+
+
+@triton.jit
+def _advance(s, phase, NUM: tl.constexpr):
+    """Next slot of a ring of ``NUM`` buffers and its barrier phase (no integer division)."""
+    s1 = s + 1
+    wrap = (s1 == NUM).to(tl.int32)
+    return s1 - wrap * NUM, phase ^ wrap
+
+
+@triton.jit
+def _sched_wait(cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr):
+    """Wait for the GEMM token (consumer ``cid`` owns named barrier ``SCHED_BAR + cid``)."""
+    tlx.named_barrier_wait(9 + cid, 256)
+
+
+@triton.jit
+def _sched_pass(cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr):
+    """Hand the GEMM token to the next consumer."""
+    tlx.named_barrier_arrive(9 + (cid + 1) % NUM_CONSUMERS, 256)
+
+
+@triton.jit
+def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
+             CAUSAL: tl.constexpr, FIRST: tl.constexpr):
+    """Online softmax of one S block (base 2): returns (P in fp32, new row max, new row sum, correction)."""
+    if MASK:
+        cols = col0 + tl.arange(0, BLOCK_N)
+        keep = cols[None, :] < N_CTX
+        if CAUSAL:
+            keep = keep & (cols[None, :] <= rows[:, None])
+        qk = tl.where(keep, qk, float("-inf"))
+    if FIRST:
+        m_new = tl.max(qk, 1) * qk_scale
+    else:
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+    if FIRST:
+        alpha = tl.full(m_new.shape, 1.0, tl.float32)
+        l_new = tl.sum(p, 1)
+    else:
+        alpha = tl.math.exp2(m_i - m_new)
+        l_new = l_i * alpha + tl.sum(p, 1)
+    return p, m_new, l_new, alpha
+
+
+@triton.jit
+def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
+          qk_scale, rows, col0, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, BLOCK_N: tl.constexpr,
+          MASK: tl.constexpr, CAUSAL: tl.constexpr, LATE: tl.constexpr):
+    """One KV block j (ring slot ``s``): issue S_j and O += P_{j-1} V_{j-1} (slot ``sp``), softmax S_j
+    while the PV GEMM runs."""
+    tlx.barrier_wait(k_fulls[s], ph)
+    k_t = tlx.local_trans(k_tiles[s])
+    _sched_wait(cid, NUM_CONSUMERS)
+    qk = tlx.async_dot(q_tile, k_t)
+    acc = acc * alpha[:, None]
+    tlx.barrier_wait(v_fulls[sp], php)
+    acc = tlx.async_dot(p, v_tiles[sp], acc)
+    _sched_pass(cid, NUM_CONSUMERS)
+    qk = tlx.async_dot_wait(1, qk)
+    if not LATE:
+        tlx.barrier_arrive(k_empties[s])
+    p_new, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N, MASK, CAUSAL, False)
+    if LATE:  # K_j released after the softmax: its warpgroup barrier leaves the S -> P critical path
+        tlx.barrier_arrive(k_empties[s])
+    acc = tlx.async_dot_wait(0, acc)
+    tlx.barrier_arrive(v_empties[sp])
+    # P_j in the input dtype only now: the PV GEMM above has finished reading P_{j-1}'s registers
+    return acc, p_new.to(p.dtype), m_i, l_i, alpha
+
+
+@triton.jit
+def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
+                php, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_KV: tl.constexpr,
+                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr, LATE: tl.constexpr):
+    """KV blocks 1 .. n_kv-1 of a tile; the last one masked when it can hold columns to hide."""
+    n_plain = n_kv - 1 if MASK_LAST else n_kv
+    for j in tl.range(1, n_plain, num_stages=0):
+        acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
+                                        m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, j * BLOCK_N, N_CTX, cid,
+                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL, LATE)
+        sp = s
+        php = ph
+        s, ph = _advance(s, ph, NUM_KV)
+    if MASK_LAST:
+        if n_kv > 1:
+            acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
+                                            p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (n_kv - 1) * BLOCK_N,
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
+            sp = s
+            php = ph
+            s, ph = _advance(s, ph, NUM_KV)
+    return acc, p, m_i, l_i, alpha, s, ph, sp, php
+
+
+@triton.jit
+def _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: tl.constexpr, EVEN_M: tl.constexpr):
+    """Normalise and store one consumer's 64 rows of a finished tile."""
+    o = (acc * (1.0 / l_i)[:, None]).to(o_tile.dtype)
+    if EVEN_M:  # N_CTX is a multiple of 64: this block is wholly inside the head, or wholly past it
+        if row0 < N_CTX:
+            tlx.async_descriptor_store_wait(0)  # the previous tile's store has finished reading o_tile
+            tlx.local_store(o_tile, o)
+            tlx.fence_async_shared()
+            tlx.async_descriptor_store(desc_o, o_tile, [bh * N_CTX + row0, 0])
+    else:  # the last block of a head runs past N_CTX: masked stores
+        base = (bh * N_CTX).to(tl.int64) * HEAD_DIM
+        offs = rows[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+        tl.store(o_ptr + base + offs, o, mask=rows[:, None] < N_CTX)
+
+
+@triton.jit
+def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
+              v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
+              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr, sched):
+    """One consumer warpgroup: its 64 rows of every tile of this CTA.
+
+    Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
+    one, and the finished tile is normalised and stored while that S GEMM runs, so a tile boundary costs
+    the tensor cores no more than any other KV block. The first tile is chained to a dummy one whose
+    P is zero (one wasted P V per CTA, its result discarded), so the loop body exists once.
+    """
+    BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
+    MASK_LAST: tl.constexpr = CAUSAL or not EVEN_N
+    dtype = tlx.dtype_of(desc_o)
+    o_tile = o_tiles[cid]
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
+    n_m = tl.cdiv(N_CTX, BLOCK_M)
+    if cid == NUM_CONSUMERS - 1:
+        _sched_pass(cid, NUM_CONSUMERS)  # the first token goes to consumer 0
+    s = 0  # ring slot of the next KV block, and its phase
+    ph = 0
+    sp = 0  # ring slot of the previous KV block, and its phase
+    php = 0
+    # State of a dummy tile before the first one: its P V (P = 0, V_0 of the first tile) is issued but its
+    # result is discarded, and it releases no buffer.
+    acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
+    p = tl.zeros([BLOCK_M_SPLIT, BLOCK_N], dtype)
+    alpha = tl.full([BLOCK_M_SPLIT], 1.0, tl.float32)
+    m_i = tl.zeros([BLOCK_M_SPLIT], tl.float32)
+    l_i = tl.full([BLOCK_M_SPLIT], 1.0, tl.float32)
+    bh = 0
+    row0 = 0
+    rows = tl.arange(0, BLOCK_M_SPLIT)
+    first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
+    i = 0
+    for k in tl.range(first, end, step, num_stages=0):
+        t = _tile_id(sched, k, CAUSAL)
+        bh_n = t // n_m
+        m = t - bh_n * n_m
+        n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
+        row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
+        rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
+        q_slot = (i % NUM_Q) * NUM_CONSUMERS + cid
+        tlx.barrier_wait(q_fulls[q_slot], (i // NUM_Q) & 1)
+        q_tile = q_tiles[q_slot]
+        tlx.barrier_wait(k_fulls[s], ph)
+        # the previous tile's last P V, then this tile's S_0
+        acc = acc * alpha[:, None]
+        tlx.barrier_wait(v_fulls[sp], php)  # before the first tile: V_0, which the dummy P V reads
+        _sched_wait(cid, NUM_CONSUMERS)
+        acc = tlx.async_dot(p, v_tiles[sp], acc)
+        qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
+        _sched_pass(cid, NUM_CONSUMERS)
+        acc = tlx.async_dot_wait(1, acc)  # the older group: P V
+        if i > 0:
+            tlx.barrier_arrive(v_empties[sp])
+            _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+        qk = tlx.async_dot_wait(0, qk)
+        tlx.barrier_arrive(k_empties[s])
+        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, 0, N_CTX, BLOCK_N, MASK_LAST, CAUSAL, True)
+        p = p.to(dtype)
+        acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
+        sp = s
+        php = ph
+        s, ph = _advance(s, ph, NUM_KV)
+        acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
+                                                              v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
+                                                              n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
+                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, LATE)
+        tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
+        bh = bh_n
+        row0 = row0_n
+        rows = rows_n
+        i += 1
+
+    # the last tile's last P V
+    acc = acc * alpha[:, None]
+    tlx.barrier_wait(v_fulls[sp], php)
+    _sched_wait(cid, NUM_CONSUMERS)
+    acc = tlx.async_dot(p, v_tiles[sp], acc)
+    _sched_pass(cid, NUM_CONSUMERS)
+    acc = tlx.async_dot_wait(0, acc)
+    tlx.barrier_arrive(v_empties[sp])
+    _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+    if EVEN_M:
+        tlx.async_descriptor_store_wait(0)
+
+
+@triton.jit
+def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
+              v_empties, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+              NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, sched):
+    BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
+    Q_BYTES: tl.constexpr = BLOCK_M_SPLIT * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_q))
+    KV_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_k))
+    n_m = tl.cdiv(N_CTX, BLOCK_M)
+    s = 0  # ring slot of the next KV block, and the phase its empty barriers must have completed
+    ph = 1
+    i = 0
+    first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
+    t = _tile_id(sched, first, CAUSAL)
+    for k in tl.range(first, end, step, num_stages=0):
+        t_next = _tile_id(sched, tl.minimum(k + step, end - 1), CAUSAL)
+        bh = t // n_m
+        m = t - bh * n_m
+        n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
+        q_row = bh * N_CTX + m * BLOCK_M
+        kv_row = bh * N_CTX
+        q_phase = ((i // NUM_Q) & 1) ^ 1
+        q_base = (i % NUM_Q) * NUM_CONSUMERS
+        # Q of consumer 0, K_0, the other consumers' Q, V_0: the first S GEMM can start early
+        tlx.barrier_wait(q_empties[q_base], q_phase)
+        tlx.barrier_expect_bytes(q_fulls[q_base], Q_BYTES)
+        tlx.async_descriptor_load(desc_q, q_tiles[q_base], [q_row, 0], q_fulls[q_base])
+        tlx.barrier_wait(k_empties[s], ph)
+        tlx.barrier_expect_bytes(k_fulls[s], KV_BYTES)
+        tlx.async_descriptor_load(desc_k, k_tiles[s], [kv_row, 0], k_fulls[s])
+        for c in tl.static_range(1, NUM_CONSUMERS):
+            tlx.barrier_wait(q_empties[q_base + c], q_phase)
+            tlx.barrier_expect_bytes(q_fulls[q_base + c], Q_BYTES)
+            tlx.async_descriptor_load(desc_q, q_tiles[q_base + c], [q_row + c * BLOCK_M_SPLIT, 0], q_fulls[q_base + c])
+        tlx.barrier_wait(v_empties[s], ph)
+        tlx.barrier_expect_bytes(v_fulls[s], KV_BYTES)
+        tlx.async_descriptor_load(desc_v, v_tiles[s], [kv_row, 0], v_fulls[s])
+        s, ph = _advance(s, ph, NUM_KV)
+        for j in tl.range(1, n_kv, num_stages=0):
+            tlx.barrier_wait(k_empties[s], ph)
+            tlx.barrier_expect_bytes(k_fulls[s], KV_BYTES)
+            tlx.async_descriptor_load(desc_k, k_tiles[s], [kv_row + j * BLOCK_N, 0], k_fulls[s])
+            tlx.barrier_wait(v_empties[s], ph)
+            tlx.barrier_expect_bytes(v_fulls[s], KV_BYTES)
+            tlx.async_descriptor_load(desc_v, v_tiles[s], [kv_row + j * BLOCK_N, 0], v_fulls[s])
+            s, ph = _advance(s, ph, NUM_KV)
+        i += 1
+        t = t_next
+
+
+@triton.jit
+def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CTX,
+                HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
+                NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
+                EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+    """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
+
+    ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
+    ``[BLOCK_N, HEAD_DIM]``, ``desc_o`` like ``desc_q``, all over the ``(ZH*N_CTX, HEAD_DIM)`` view; ``o_ptr``
+    is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
+    ``sched`` (int32, causal only) lists each CTA's tiles (see ``_tile_range``).
+    """
+    BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
+    tl.static_assert(BLOCK_M_SPLIT == 64, "each consumer warpgroup owns 64 rows (one wgmma M)")
+    tl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "causal tiles are square: only the diagonal block is masked")
+    dtype = tlx.dtype_of(desc_q)
+    q_tiles = tlx.local_alloc((BLOCK_M_SPLIT, HEAD_DIM), dtype, NUM_Q * NUM_CONSUMERS)
+    k_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_KV)
+    v_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_KV)
+    o_tiles = tlx.local_alloc((BLOCK_M_SPLIT, HEAD_DIM), dtype, NUM_CONSUMERS)  # TMA store staging
+    q_fulls = tlx.alloc_barriers(NUM_Q * NUM_CONSUMERS, 1)
+    q_empties = tlx.alloc_barriers(NUM_Q * NUM_CONSUMERS, 1)
+    k_fulls = tlx.alloc_barriers(NUM_KV, 1)
+    k_empties = tlx.alloc_barriers(NUM_KV, NUM_CONSUMERS)
+    v_fulls = tlx.alloc_barriers(NUM_KV, 1)
+    v_empties = tlx.alloc_barriers(NUM_KV, NUM_CONSUMERS)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties,
+                      v_fulls, v_empties, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS, NUM_Q, NUM_KV,
+                      CAUSAL, sched)
+        with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_CONSUMERS):
+            cid: tl.constexpr = tlx.async_task_replica_id()
+            _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
+                      v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, sched)

@@ -1,0 +1,73 @@
+"""Every environment variable utlx reads, typed, in one place (fields of :mod:`tritonx.settings`' kinds).
+
+utlx reads no variable anywhere else: one rule for booleans and lists across both packages, and one
+table (``README.md``'s environment table) describing them all. ``TRITONX_PLUGINS`` is tritonx's setting
+(utlx asks it whether the list leaves utlx out), and whether Triton interprets kernels is Triton's own
+knob (``utlx.compat.interpreting``).
+"""
+
+from __future__ import annotations
+
+from tritonx.settings import FALSE_WORDS, BoolField, FloatField, ParsedField, Settings, StrField
+from tritonx.settings import settings as tritonx_settings
+
+#: ``settings.matmul_cache`` when ``UTLX_MATMUL_CACHE`` switches the tuning cache off.
+OFF = "off"
+
+
+def _tuning_cache_file(text: str | None) -> str | None:
+    """None when unset (the default file), :data:`OFF` for ``''``/a false word, else the path as given."""
+    if text is None:
+        return None
+    if text.strip().lower() in ("", *FALSE_WORDS):
+        return OFF
+    return text.strip()
+
+
+def _cache_dir(text: str | None) -> str:
+    return text if text else tritonx_settings.user_cache_dir("utlx")
+
+
+class UtlxSettings(Settings):
+    """The variables utlx reads."""
+
+    disable = BoolField(
+        "UTLX_DISABLE", False,
+        doc="`import utlx` does not switch its lowering pipeline on (also off when `TRITONX_PLUGINS` leaves "
+            "`utlx` out)")
+    hazard_checks = BoolField(
+        "UTLX_HAZARD_CHECKS", True, doc="utlx's hazard checker under `TRITON_INTERPRET=1` (synchronisation itself "
+                                        "is modelled either way)")
+    async_load_fallback = BoolField(
+        "UTLX_ASYNC_LOAD_FALLBACK", True,
+        doc="an `async_load` whose rows cannot be proven aligned for cp.async compiles to a synchronous load with "
+            "a performance warning; `0` makes it a compile error instead (read once at import: it enters the "
+            "compile cache key)")
+    strict_amd = BoolField(
+        "UTLX_STRICT_AMD", False,
+        doc="an AMD TLX op that stock Triton can compile only to slower code than written (a dropped register "
+            "pin, a staged direct-to-LDS copy, an ignored schedule hint) is a compile error instead of a "
+            "performance warning (read once at import: it enters the compile cache key)")
+    matmul_ws = BoolField(
+        "UTLX_MATMUL_WS", True, doc="the warp-specialized kernel is one of `utlx.matmul`'s candidates")
+    matmul_tune_budget_s = FloatField(
+        "UTLX_MATMUL_TUNE_BUDGET_S", 120.0,
+        doc="seconds `utlx.matmul` may spend tuning one shape class (when `tune()` is given no budget)")
+    matmul_cache = ParsedField(
+        "UTLX_MATMUL_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/matmul-tuning.json`",
+        doc="the file where `utlx.matmul` remembers its tuning winners; `0`/`off`/empty switches the cache off")
+    attention_tune_budget_s = FloatField(
+        "UTLX_ATTENTION_TUNE_BUDGET_S", 60.0,
+        doc="seconds `utlx.attention` may spend tuning one problem class (when given no budget)")
+    attention_cache = ParsedField(
+        "UTLX_ATTENTION_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/attention-tuning.json`",
+        doc="the file where `utlx.attention` remembers its tuning winners; `0`/`off`/empty switches the cache off")
+    attention_config = StrField(
+        "UTLX_ATTENTION_CONFIG", doc="force one `utlx.attention` configuration by id (skips tuning)")
+    cache_dir = ParsedField(
+        "UTLX_CACHE_DIR", _cache_dir, default="`$XDG_CACHE_HOME/utlx`, else `~/.cache/utlx`",
+        doc="utlx's cache folder (the tuning caches' home)")
+
+
+#: The process's utlx settings.
+settings = UtlxSettings()

@@ -1,0 +1,85 @@
+"""``utlx.attention``'s host side on the CPU: input errors name the argument, the causal schedule balances
+and covers every tile once, configurations fit in shared memory."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import utlx  # noqa: E402
+from utlx.attention import CONFIGS, SMEM_LIMIT, all_configs, causal_schedule, config_by_id  # noqa: E402
+
+
+def _qkv(shape=(1, 2, 128, 64), dtype=torch.float16):
+    return [torch.zeros(shape, dtype=dtype) for _ in range(3)]
+
+
+@pytest.mark.parametrize(("change", "exc", "words"), [
+    (lambda q, k, v: (q.float(), k, v), TypeError, ["'q'", "float16 or bfloat16", "torch.float32"]),
+    (lambda q, k, v: (q, k.bfloat16(), v), TypeError, ["'k'", "bfloat16", "must match"]),
+    (lambda q, k, v: (q, k, v[:, :, :64]), ValueError, ["'v'", "(1, 2, 64, 64)", "same"]),
+    (lambda q, k, v: (q[0], k[0], v[0]), ValueError, ["'q'", "(B, H, N_CTX, D)"]),
+    (lambda q, k, v: (q[..., :48], k[..., :48], v[..., :48]), ValueError, ["head dim", "48", "64, 128"]),
+    (lambda q, k, v: ("q", k, v), TypeError, ["'q'", "torch.Tensor"]),
+])
+def test_bad_inputs_name_the_argument(change, exc, words):
+    q, k, v = change(*_qkv())
+    with pytest.raises(exc) as info:
+        utlx.attention(q, k, v)
+    text = str(info.value)
+    assert text.startswith("utlx.attention:") and all(w in text for w in words), text
+
+
+def test_bad_flags_name_the_argument():
+    q, k, v = _qkv()
+    with pytest.raises(TypeError, match="'causal' must be a bool"):
+        utlx.attention(q, k, v, causal="yes")
+    with pytest.raises(TypeError, match="'sm_scale' must be a finite float"):
+        utlx.attention(q, k, v, sm_scale=float("nan"))
+
+
+@pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") == "1", reason="the interpreter runs CPU tensors")
+def test_cpu_tensors_need_a_hopper_gpu():
+    q, k, v = _qkv()
+    with pytest.raises(ValueError, match=r"'q' is on cpu; the kernel needs an NVIDIA Hopper GPU \(sm_90\)"):
+        utlx.attention(q, k, v)
+
+
+def test_unknown_configuration_lists_the_known_ones():
+    with pytest.raises(ValueError) as info:
+        config_by_id(128, False, "nope")
+    assert all(c.id in str(info.value) for c in CONFIGS[(128, False)])
+
+
+def test_every_configuration_fits_shared_memory():
+    for d, _causal, cfg in all_configs():
+        assert cfg.smem_bytes(d) <= SMEM_LIMIT, (d, cfg.id)
+        assert cfg.split == 64
+
+
+@pytest.mark.parametrize(("zh", "n_m", "programs"), [(128, 16, 132), (128, 64, 132), (32, 32, 132), (3, 5, 4)])
+def test_causal_schedule_covers_each_tile_once_and_balances(zh, n_m, programs):
+    sched = causal_schedule(zh, n_m, programs, n_ctx=n_m * 128, head_dim=128)
+    offsets, tiles = sched[:programs + 1], sched[programs + 1:]
+    assert offsets[0] == 0 and offsets[-1] == len(tiles) == zh * n_m
+    assert sorted(tiles) == list(range(zh * n_m))
+    loads = [sum(t % n_m + 2 for t in tiles[offsets[p]:offsets[p + 1]]) for p in range(programs)]
+    assert min(offsets[p + 1] - offsets[p] for p in range(programs)) >= 1  # no idle CTA
+    if zh * n_m >= 4 * programs:
+        assert max(loads) <= 1.05 * sum(loads) / programs, (max(loads), sum(loads) / programs)
+    for p in range(programs):  # within a CTA, a head group's tiles come heaviest first
+        mine = tiles[offsets[p]:offsets[p + 1]]
+        assert mine[0] % n_m == max(t % n_m for t in mine[:1])
+
+
+def test_causal_schedule_groups_heads_by_l2_budget():
+    # 4 MB of K and V per head (8192 x 128 x 2 x 2 bytes): a 16 MB budget keeps 4 heads in flight
+    sched = causal_schedule(16, 64, 132, n_ctx=8192, head_dim=128, l2_mb=16)
+    tiles = sched[133:]
+    first_round = [tiles[sched[p]] for p in range(132)]
+    assert {t // 64 for t in first_round} <= set(range(4 + 4))  # the first wave stays in the first head groups
+    assert math.isclose(len(tiles), 16 * 64)

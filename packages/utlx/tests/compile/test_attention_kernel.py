@@ -1,0 +1,130 @@
+"""``utlx.attention``'s kernel compiles for cuda:90 the way it was designed (TTGIR, PTX and ptxas checks).
+
+The default run compiles the main D=128 configuration; ``-m slow`` compiles every configuration, with
+N_CTX a multiple of the tiles and not, in fp16 and bf16. What is checked, and why:
+
+* three partitions (the producer and two consumer replicas) with a ``setmaxnreg`` budget per replica;
+* the pingpong token ring: each consumer waits on its own named barrier and arrives on the other's;
+* no ``warp_group_dot_wait`` besides the kernel's own (a pipeliner-inserted ``wait 0`` would make the S
+  GEMM synchronous), and no layout conversion of an fp32 accumulator (only P's fp16 registers become
+  the A operand of P V, a register-level conversion);
+* ptxas: no spills for whole-tile shapes, and no wgmma serialisation warning (C7510-C7515).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from _helpers import compile_kernel
+from utlx.attention import CONFIGS, Config, all_configs
+from utlx.kernels import hopper_flash_attention as fa
+
+
+def _compile(cfg: Config, d: int, causal: bool, n_ctx: int, dtype: str = "fp16"):
+    sig = {"desc_q": f"tensordesc<{dtype}[{cfg.split}, {d}]>", "desc_k": f"tensordesc<{dtype}[{cfg.block_n}, {d}]>",
+           "desc_v": f"tensordesc<{dtype}[{cfg.block_n}, {d}]>", "desc_o": f"tensordesc<{dtype}[{cfg.split}, {d}]>",
+           "o_ptr": f"*{dtype}", "sched": "*i32", "sm_scale": "fp32", "ZH": "i32", "N_CTX": "i32"}
+    unaligned = () if n_ctx % 16 == 0 else ("N_CTX",)
+    return compile_kernel(fa.attn_fwd_ws, sig, cfg.constexprs(d, causal, n_ctx), "cuda:90", 4, unaligned=unaligned)
+
+
+def _ptxas_report(ptx: str) -> str:
+    """ptxas -v output for the PTX (the flags Triton uses), to read spills and wgmma warnings."""
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run([get_ptxas(90).path, "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", str(src),
+                               "-o", str(Path(tmp) / "k.cubin")], capture_output=True, text=True, check=True)
+    return proc.stderr
+
+
+def _spills(report: str) -> tuple[int, int]:
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+    assert m, report
+    return int(m.group(1)), int(m.group(2))
+
+
+def _loop_bodies(ttgir: str) -> list[str]:
+    """Text of every scf.for body (up to its scf.yield at the same indentation)."""
+    out = []
+    lines = ttgir.splitlines()
+    for i, line in enumerate(lines):
+        if " scf.for " in line:
+            indent = len(line) - len(line.lstrip())
+            body = []
+            for nxt in lines[i + 1:]:
+                if nxt.strip().startswith("scf.yield") and len(nxt) - len(nxt.lstrip()) == indent + 2:
+                    break
+                body.append(nxt)
+            out.append("\n".join(body))
+    return out
+
+
+@pytest.fixture(scope="module")
+def main_config():
+    cfg = CONFIGS[(128, False)][0]
+    return cfg, _compile(cfg, 128, False, 4096)
+
+
+def test_partitions_registers_and_pingpong(main_config):
+    cfg, k = main_config
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert ttgir.count("ttg.warp_specialize(") == 1
+    assert len(re.findall(r"partition\d\([^\n]*\) num_warps\(4\)", ttgir)) == cfg.num_consumers
+    assert f"requestedRegisters = array<i32: {cfg.consumer_regs}, {cfg.consumer_regs}>" in ttgir
+    assert re.search(rf"setmaxnreg\.inc\.sync\.aligned\.u32\s+{cfg.consumer_regs};", ptx)
+    # token ring: consumer 0 waits on 9 and passes to 10, consumer 1 the other way round
+    assert "bar.sync 9, 256" in ptx and "bar.sync 10, 256" in ptx
+    assert "bar.arrive 9, 256" in ptx and "bar.arrive 10, 256" in ptx
+
+
+def test_gemms_stay_asynchronous(main_config):
+    _, k = main_config
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    # per consumer: S_0 + P V of the previous tile (chain), S_j + P V in a step, the masked-free loop's last P V
+    waits = re.findall(r"ttng\.warp_group_dot_wait [^{]*\{pendings = (\d+)", ttgir)
+    assert sorted(waits) == sorted(["1", "0", "1", "0", "0"] * 2), waits
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2 * 5 * 8  # 5 GEMMs x 8 k-steps
+    for body in _loop_bodies(ttgir):
+        for conv in re.findall(r"ttg\.convert_layout [^\n]*", body):
+            assert "xf32, #mma>" not in conv.split("->")[0], conv  # no fp32 accumulator shuffled in a loop
+
+
+def test_ptxas_no_spills_no_serialisation(main_config):
+    _, k = main_config
+    report = _ptxas_report(k.asm["ptx"])
+    assert not re.search(r"C751\d", report), report
+    assert _spills(report) == (0, 0), report
+
+
+def test_tma_loads_and_deferred_stores(main_config):
+    _, k = main_config
+    ptx = k.asm["ptx"]
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::(cta|cluster)\.global\.mbarrier::complete_tx", ptx)
+    stores = [m.start() for m in re.finditer(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", ptx)]
+    # a chained tile's output store is not waited for right away (only before its staging tile is rewritten,
+    # and once at the very end): some store is followed by no read-wait
+    assert stores and any("cp.async.bulk.wait_group.read" not in ptx[s:s + 600] for s in stores)
+    assert "ex2.approx" in ptx and "fma.rn.f32" in ptx
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("d", "causal", "cfg"), all_configs(),
+                         ids=[f"d{d}-{'causal' if c else 'full'}-{cfg.id}" for d, c, cfg in all_configs()])
+@pytest.mark.parametrize(("n_ctx", "dtype"), [(4096, "fp16"), (1000, "bf16")])
+def test_every_configuration_compiles_clean(d, causal, cfg, n_ctx, dtype):
+    k = _compile(cfg, d, causal, n_ctx, dtype)
+    report = _ptxas_report(k.asm["ptx"])
+    assert not re.search(r"C751\d", report), report
+    stores, loads = _spills(report)
+    if n_ctx % 64 == 0:
+        assert (stores, loads) == (0, 0), report
+    else:  # the masked-store fallback (N_CTX not a multiple of 64) may spill a few bytes outside the KV loop
+        assert stores <= 256 and loads <= 256, report
