@@ -7,6 +7,8 @@ Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pip
   counts the software pipeliner reset;
 * in place of ``tritonamdgpu-canonicalize-pointers``: the stock pass, skipped for modules holding buffer ops a
   TLX kernel built itself (``utlx.compiler.amd_passes``);
+* after ``tritongpu-reduce-data-duplication``: in AMD TLX kernels, the LDS round trips that pass made for MFMA
+  operands become layout conversions again (``amd_passes.dot_operand_conversions_pass``);
 * after the TTGIR stage's last ``symbol-dce``: AMD's warp-pipeline pass for kernels with
   ``warp_pipeline_stage`` borders, and the ``dump_layout``/``assert_same_layout`` reports.
 
@@ -22,7 +24,7 @@ from typing import Any
 from tritonx.settings import settings as tritonx_settings
 
 from utlx.__about__ import __version__
-from utlx.compiler.amd_passes import canonicalize_pointers_pass, end_of_ttgir_pass
+from utlx.compiler.amd_passes import canonicalize_pointers_pass, dot_operand_conversions_pass, end_of_ttgir_pass
 from utlx.compiler.stages import LOWERING_VERSION, lowering_pass, restore_waits_pass
 from utlx.settings import settings
 
@@ -40,6 +42,8 @@ def build_pipeline() -> Any:
     p.insert_after("tritongpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
     p.insert_after("tritonamdgpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
     p.replace("tritonamdgpu-canonicalize-pointers", canonicalize_pointers_pass, stage="ttgir", required=False)
+    p.insert_after("tritongpu-reduce-data-duplication", dot_operand_conversions_pass, stage="ttgir",
+                   required=False)
     p.insert_after("symbol-dce", end_of_ttgir_pass, stage="ttgir", occurrence=-1, required=False)
     return p
 

@@ -125,7 +125,10 @@ def _gdpa(mod: ModuleType, torch: Any) -> Any:
 
 
 def _grouped(mod: ModuleType, torch: Any) -> Any:
-    group_a, group_b = mod._rand_groups([(256, 256, 256), (512, 256, 256)])
+    # The host scores its 256x256 quadrant path (the warp-pipelined one) against generic tiles by how well the
+    # tiles fill the device's CUs: 256 quadrant tiles on the MI355X stand-in's 256 CUs make it the host's pick
+    # (smaller groups leave most CUs idle there and the host picks a generic tile without warp pipelining).
+    group_a, group_b = mod._rand_groups([(2048, 4096, 256), (2048, 4096, 256)])
     return mod.grouped_gemm(group_a, group_b)
 
 

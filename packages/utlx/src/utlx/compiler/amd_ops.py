@@ -27,6 +27,7 @@ with a warning: they never change a result.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import triton.language as tl
@@ -467,6 +468,25 @@ def _first_lane(gb: Any, x: Any) -> Any:
     return gb.create_inline_asm("v_readfirstlane_b32 $0, $1", "=s,v", [x], [gb.get_int32_ty()], True, 1).get_result(0)
 
 
+#: The axis facts ``tl.multiple_of`` / ``tl.max_contiguous`` / ``tl.max_constancy`` put on a value's defining op.
+_AXIS_HINTS = ("tt.divisibility", "tt.contiguity", "tt.constancy")
+
+
+def _axis_hints(low: Lowering, ph: Placeholder) -> dict[str, list[int]]:
+    """The axis hints set on ``ph``'s op (``tl.multiple_of(tlx.assume_uniform(p), 16)`` puts them on the
+    placeholder), read from the module's text: the bindings have no getter for array attributes."""
+    if low.module_text is None:
+        low.module_text = str(low.module)
+    tag = f"{placeholder.PREFIX}{ph.name}|{ph.uid}|"
+    line = next((line for line in low.module_text.splitlines() if tag in line), "")
+    out = {}
+    for name in _AXIS_HINTS:
+        m = re.search(re.escape(name) + r" = dense<\[?([0-9, ]+)\]?>", line)
+        if m:
+            out[name] = [int(x) for x in m.group(1).split(",")]
+    return out
+
+
 def _lower_assume_uniform(low: Lowering, ph: Placeholder) -> None:
     value = ph.handles[0]
     if not _defined_by_load(low, value):
@@ -491,6 +511,12 @@ def _lower_assume_uniform(low: Lowering, ph: Placeholder) -> None:
         got = _first_lane(gb, wide)
         got = gb.create_int_cast(got, narrow, False) if bits != 32 else got
         out = gb.create_bitcast(got, ty) if not str(ty).startswith("i") else got
+    # The kernel's hints on the placeholder describe the value; the ops built here carry none, and without them
+    # Triton's alignment analysis sees an opaque read-first-lane (copies through the pointer lose their width).
+    from triton._C.libtriton import ir
+
+    for name, hint in _axis_hints(low, ph).items():
+        out.set_attr(name, ir.make_attr(hint, out.get_context()))
     ph.result.replace_all_uses_with(out)
 
 

@@ -51,6 +51,7 @@ class Lowering:
     pinned: dict[int, tuple[dict, Any]] = field(default_factory=dict)  # require_layout result id -> (spec, layout)
     keep: set[int] = field(default_factory=set)  # id(placeholder) of markers that live to the end of ttgir
     defining_ops: dict[int, Any] | None = None  # value id -> the op defining it (built on first use)
+    module_text: str | None = None  # the module as text before lowering (read on first use: axis hints)
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -79,6 +80,10 @@ def remember_async_alloc(low: Lowering, ph: Placeholder) -> None:
 
 
 _dtype = dtype_of_name
+
+
+#: Module attribute marking an AMD module whose TLX ops utlx lowered (the later AMD passes act only on those).
+AMD_TLX_ATTR = "utlx.amd_tlx"
 
 
 def lower_module(module: Any, arch: str | None = None) -> int:
@@ -218,6 +223,8 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
             pass
         fn(low, ph)
     _tag_async_waits(module, gb, low.wait_counts)
+    if target.startswith("hip") and not probe:
+        module.set_attr(AMD_TLX_ATTR, gb.get_int32_attr(1))  # read by amd_passes (after the placeholders are gone)
     if not probe:
         # Copies still in flight when a cp.async ring dies would land in reused shared memory (drain.py).
         for wait in drain.insert_drains(module, gb, list(low.async_allocs.values())):
