@@ -152,3 +152,48 @@ def test_fork_hip_options_are_accepted_on_amd_launches():
     # stand-ins share)
     with compile_only_gpu(), pytest.raises(KeyError, match="reverse_local_assignment"):
         _add_one_nv[(1,)](x, 64, BLOCK=64, reverse_local_assignment=True)
+
+
+@triton.jit
+def _carried_operands(a_ptr, b_ptr, c_ptr, K_TILES: tl.constexpr):
+    """Tiles read from LDS into loop-carried registers (the AMD tutorials' alternating register sets)."""
+    offs = tl.arange(0, 64)
+    ptrs = offs[:, None] * 64 + offs[None, :]
+    bufs_a = tlx.local_alloc((64, 64), tl.float16, 2)
+    bufs_b = tlx.local_alloc((64, 64), tl.float16, 2)
+    for i in tl.static_range(2):
+        tlx.local_store(bufs_a[i], tl.load(a_ptr + i * 4096 + ptrs))
+        tlx.local_store(bufs_b[i], tl.load(b_ptr + i * 4096 + ptrs))
+    a = tlx.local_load(bufs_a[0])
+    b = tlx.local_load(bufs_b[0])
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    for k in range(1, K_TILES):
+        acc = tl.dot(a, b, acc)
+        a = tlx.local_load(bufs_a[k % 2])
+        b = tlx.local_load(bufs_b[k % 2])
+    acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + ptrs, acc)
+
+
+def _operand_round_trips(ttgir: str) -> int:
+    """``ttg.local_alloc`` of a register tensor whose only reader is a ``local_load`` into an MFMA operand."""
+    allocs = set(re.findall(r"(%\S+) = ttg\.local_alloc %", ttgir))
+    return sum(1 for m in re.finditer(r"ttg\.local_load (%[^\s:]+) .*-> tensor<[^\n]*#ttg\.dot_op", ttgir)
+               if m.group(1) in allocs)
+
+
+def test_mfma_operands_of_tlx_kernels_are_converted_without_lds_buffers(monkeypatch):
+    """reduce-data-duplication routes each operand conversion through an LDS buffer of its own; in TLX kernels
+    utlx turns them back into conversions (amd_passes.dot_operand_conversions_pass)."""
+    from utlx.compiler import amd_passes
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
+    kernel = compile_kernel(_carried_operands, sig, {"K_TILES": 4}, target="hip:gfx950")
+    ttgir = kernel.asm["ttgir"]
+    assert "#ttg.dot_op" in ttgir and _operand_round_trips(ttgir) == 0, ttgir
+    assert re.search(r"ttg\.convert_layout [^\n]*-> tensor<[^\n]*#ttg\.dot_op", ttgir), ttgir
+    # with the pass switched off (another K_TILES: another cache entry), the buffers are there (in the fork's
+    # v7_slice they take the LDS that makes it overflow gfx950's 160 KiB; the corpus test covers that)
+    monkeypatch.setattr(amd_passes, "is_amd_tlx_module", lambda module: False)
+    stock = compile_kernel(_carried_operands, sig, {"K_TILES": 5}, target="hip:gfx950")
+    assert _operand_round_trips(stock.asm["ttgir"]) > 0
