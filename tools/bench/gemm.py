@@ -1,7 +1,7 @@
 """GEMM benchmark (fp16 and bf16): cuBLAS, stock Triton, each utlx kernel and ``utlx.matmul``, side by side.
 
 Usage: ``python tools/bench/gemm.py [--out DIR] [--dtypes fp16 bf16] [--shapes M,N,K ...] [--skinny M,N,K ...]
-[--quick] [--only NAME ...] [--budget-s S] [--rounds R] [--rep-ms MS] [--tune full|quick]
+[--quick] [--skinny-only] [--only NAME ...] [--budget-s S] [--rounds R] [--rep-ms MS] [--tune full|quick]
 [--tuning-cache FILE] [--reuse-tuning] [--no-precompile]``.
 
 What it reports, per dtype (tables in the log and ``gemm.md``, everything in ``gemm.json``):
@@ -406,7 +406,7 @@ def precompile_items(impls: dict[str, Impl | Exception], work: Sequence[tuple[st
             if not isinstance(impl, Impl) or impl.precompile is None:
                 continue
             if impl.precompile == SUBJECT:
-                cands = mm.for_problem(mm.candidates(kind, True), M, N, num_sms)
+                cands = mm.for_problem(mm.candidates(kind, True, shape=(M, N, K)), M, N, num_sms, K)
             else:
                 family, configs, grid_mode = impl.precompile
                 cands = [mm.Candidate(family, tuple(sorted(c.items())), nw, grid_mode) for c, nw in configs]
@@ -542,6 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="*", type=int, help="square sizes N (N,N,N), added to --shapes")
     parser.add_argument("--skinny", nargs="*", help="skinny M,N,K triples (default: M = 16, 128, 512; N = K = 8192)")
     parser.add_argument("--quick", action="store_true", help="first two shapes and the first skinny shape only")
+    parser.add_argument("--skinny-only", action="store_true", help="the skinny shapes only (no main table)")
     parser.add_argument("--only", nargs="*", help="implementation names to run (default: all; cuBLAS always)")
     parser.add_argument("--budget-s", type=float, default=470.0, help="whole-run budget, both dtypes (default 470)")
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds per table and shape (default 3)")
@@ -579,6 +580,8 @@ def main(argv: list[str] | None = None) -> int:
     skinny = parse_shapes(args.skinny) if args.skinny is not None else list(SKINNY_SHAPES)
     if args.quick:
         shapes, skinny = shapes[:2], skinny[:1]
+    if args.skinny_only:
+        shapes = []
     factories = implementations(force_tuning=not reuse, effort=args.tune)
     if args.only:
         factories = {k: v for k, v in factories.items() if k in args.only or k == BASELINE}

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if d is not None:
         rows.append(("hooks_idle()", d.hooks_idle))
         rows.append(("stream(dev)", lambda: d.stream(dev)))
-        if d.call is not None:
+        if d.call is not None and not getattr(launch, "EXTRA_ARGS", 0):  # split-K: a workspace per call
             expanded = launch._expanded(a, b, c, pa, pb, c.data_ptr())
             rows.append(("C launcher call alone (args prebuilt)", lambda: d.call(d.stream(dev), expanded)))
     if getattr(launch, "caches", None):

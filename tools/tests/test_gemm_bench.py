@@ -150,8 +150,16 @@ def test_precompile_items_keep_one_problem_per_compile(gemm_mod):
     assert count[("fp16", (4096, 4096, 4096))] == count[("bf16", (4096, 4096, 4096))] == n_cands
     # 8192^3 needs the very kernels 4096^3 needs (16-divisible sizes, more tiles than SMs): nothing new
     assert ("fp16", (8192, 8192, 8192)) not in count
-    # the skinny shape has fewer tiles than SMs: only its persistent grids (other NUM_SMS) are new kernels
-    assert 0 < count[("fp16", (16, 8192, 8192))] < n_cands
-    assert all(gm == "persistent" for d, shape, fam, cx, nw, gm in items if shape == (16, 8192, 8192))
+    # the skinny shape has fewer tiles than SMs: its persistent grids (other NUM_SMS) are new kernels, and so
+    # are the kernels only skinny problems get (narrow TMA tiles, split-K), each of which is compiled
+    base = {c.id for c in mm.candidates("hopper", True)}
+    only_skinny = {c.id for c in mm.for_problem(mm.candidates("hopper", True, shape=(16, 8192, 8192)), 16, 8192, 132,
+                                                8192) if c.id not in base}
+    skinny_items = [mm.Candidate(fam, cx, nw, gm) for d, shape, fam, cx, nw, gm in items
+                    if shape == (16, 8192, 8192) and d == "fp16"]
+    assert any(c.family == "tma_splitk" for c in skinny_items)
+    assert {c.id for c in skinny_items if c.id in only_skinny} == only_skinny
+    assert all(c.grid_mode == "persistent" for c in skinny_items if c.id not in only_skinny)
+    assert 0 < len(skinny_items) - len(only_skinny) < n_cands
     keys = [(d, fam, cx, nw, gm, shape) for d, shape, fam, cx, nw, gm in items]
     assert len(keys) == len(set(keys))

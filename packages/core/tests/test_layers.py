@@ -1,7 +1,7 @@
 """The project's modules import one way (issue 14), read the environment in one place, parse versions once.
 
 Walks the imports of both packages (``tritonx`` and ``utlx``): no import circles anywhere, and tritonx-core's
-layers point down: ``model -> engine -> integration -> plugins/native -> runtime -> cli``; ``compat``,
+layers point down: ``model -> engine -> integration -> plugins/native/dsl -> runtime -> cli``; ``compat``,
 ``settings``, ``errors`` and ``_current`` sit below everything (lower layers reach the current runtime
 through ``_current``, typed ``Any`` there so it imports nothing). Every import counts: inside functions
 (how layers used to point back up) and under ``if TYPE_CHECKING:`` too.
@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 SOURCES = {"tritonx": ROOT / "packages/core/src/tritonx", "utlx": ROOT / "packages/utlx/src/utlx"}
 LAYER = {"_current": 0, "compat": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
-         "integration": 3, "plugins": 4, "native": 4, "_startup": 4, "runtime": 5, "public": 6, "__init__": 7,
+         "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "_startup": 4, "runtime": 5, "public": 6, "__init__": 7,
          "cli": 8}
 #: The only modules that may read the environment: the settings modules, and the start-up shim that runs
 #: before any package can be imported.
@@ -173,7 +173,7 @@ def test_one_target_class():
 
 
 #: Scripts the tests run in child processes (no pytest there, so they set their own path).
-_SCRIPTS = {"run_tutorial.py", "run_amd_case.py"}
+_SCRIPTS = {"run_tutorial.py", "run_amd_case.py", "dsl_native_case.py", "dsl_interp_cases.py"}
 
 
 def test_tests_import_their_helpers_one_way():

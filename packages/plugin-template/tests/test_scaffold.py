@@ -22,8 +22,8 @@ NATIVE_ONLY = [
 ]
 COMMON = [
     "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", ".gitignore", "ci/matrix.py", "ci/triton-versions.txt",
-    "src/{m}/__init__.py", "src/{m}/plugin.py", "tests/conftest.py", "tests/kernels.py", "tests/test_discovery.py",
-    "tests/test_cli.py",
+    "src/{m}/__init__.py", "src/{m}/plugin.py", "src/{m}/language.py", "tests/conftest.py", "tests/kernels.py",
+    "tests/test_discovery.py", "tests/test_cli.py", "tests/test_language.py", "tests/interpret_language.py",
 ]
 
 

@@ -7,6 +7,7 @@ plugins, activated for every kernel or per kernel, keyed into Triton's cache.
 from __future__ import annotations
 
 from .__about__ import __version__
+from .compat import TRITON_VERSION, TRITON_VERSION_STR
 from .compat import check_supported as _check_supported
 
 _check_supported()
@@ -40,6 +41,7 @@ from .plugins.registry import (  # noqa: E402
     list_plugins,
     register_plugin,
 )
+from .plugins.registry import is_enabled as is_plugin_enabled  # noqa: E402
 from .public import activate, active, active_key, deactivate, pipeline  # noqa: E402
 
 
@@ -57,6 +59,8 @@ def load_native(path: str):
     return _load(path)
 
 __all__ = [
+    "TRITON_VERSION",
+    "TRITON_VERSION_STR",
     "CacheKeyed",
     "Capture",
     "CustomPass",
@@ -90,6 +94,7 @@ __all__ = [
     "discover",
     "enable_plugins",
     "get_plugin",
+    "is_plugin_enabled",
     "list_plugins",
     "load_native",
     "pipeline",

@@ -62,3 +62,28 @@ class UnkeyedStateWarning(UserWarning):
     Changing that state between processes would silently reuse a binary built with the old value;
     give the pass a key (see :mod:`tritonx.model.keyed`). Issued once per pass.
     """
+
+
+class DslError(TritonxError, ValueError):
+    """A kernel-callable DSL op (:mod:`tritonx.dsl`) was defined or called wrongly.
+
+    The message starts with the op's full name (``myplugin.rotate_left``) and names the argument at
+    fault; raised while a kernel is traced, Triton shows it with the kernel's source line, and under
+    the interpreter the message carries ``file:line`` itself. ``op``, ``argument`` and ``target`` hold
+    the parts for programs.
+    """
+
+    def __init__(self, message: str, *, op: str | None = None, argument: str | None = None,
+                 target: str | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+        self.argument = argument
+        self.target = target
+
+
+class DslSignatureError(DslError, TypeError):
+    """A DSL op was called with arguments that do not bind to its signature (a ``TypeError`` too)."""
+
+
+class DslNotImplementedError(DslError, NotImplementedError):
+    """A DSL op has no implementation for the target being compiled, or no interpreter body."""

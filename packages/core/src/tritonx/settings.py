@@ -272,3 +272,8 @@ class TritonxSettings(Settings):
 
 #: The process's tritonx settings.
 settings = TritonxSettings()
+
+#: The public surface: plugins (utlx among them) declare their own settings with these field types and
+#: read tritonx's through ``settings``.
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "BoolField", "Field", "FloatField", "ListField", "ParsedField", "PluginChoice",
+           "Settings", "SettingsError", "StrField", "TritonxSettings", "parse_bool", "parse_list", "settings"]

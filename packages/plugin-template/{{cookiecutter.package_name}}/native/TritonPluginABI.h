@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "mlir/IR/Value.h"
+
 namespace mlir {
 class DialectRegistry;
 class PassManager;
@@ -26,8 +28,10 @@ using AddPassFn = void (*)(mlir::PassManager *pm, const std::vector<std::string>
 using RegisterPassFn = void (*)();
 /// Inserts the dialect into the registry of every context Triton creates.
 using RegisterDialectFn = void (*)(mlir::DialectRegistry *registry);
-/// Custom DSL ops receive Triton's op builder; this template exports none, so it stays opaque.
-using AddOpFn = void (*)(void *tritonOpBuilder, std::vector<void *> &operands);
+/// A custom op: Triton makes it an `ir.builder` method that calls this with its builder (Triton's
+/// `TritonOpBuilder`, whose class is not in any header the wheel ships: opaque here) and the operand
+/// values. The op's result goes into `operands[0]`; Triton 3.8+ returns it to Python, 3.7.1 drops it.
+using AddOpFn = void (*)(void *tritonOpBuilder, std::vector<mlir::Value> &operands);
 
 struct PassEntry {
   const char *name;

@@ -1,4 +1,4 @@
-"""`tritonx pipeline --plugins {{ cookiecutter.plugin_name }}` shows the plugin's edit where the plugin puts it."""
+"""`tritonx pipeline --plugins {{ cookiecutter.plugin_name }}` shows the plugin's edits where the plugin puts them."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ from {{ cookiecutter.module_name }}.plugin import TTIR_END
 
 from kernels import BACKENDS, TARGETS
 
-#: The stage the edit is in, the anchor before it, and the inserted pass as the CLI names it.
+#: The stage shown, and each pass the plugin inserts there (as the CLI names it) with the pass before it:
+#: first its language's pass, then its own edit.
 {%- if cookiecutter.variant == "python" %}
-STAGE, BEFORE, INSERTED = "ttgir", ANCHOR, "python:mark_kernels"
+STAGE = "ttgir"
+INSERTED = [(f"python:{PLUGIN_NAME}-lower", "convert-triton-to-tritongpu"), ("python:mark_kernels", ANCHOR)]
 {%- else %}
-STAGE, BEFORE, INSERTED = "ttir", TTIR_END, TO_SQUARE
+STAGE = "ttir"
+INSERTED = [(f"python:{PLUGIN_NAME}-native-ops", "inline"), (TO_SQUARE, TTIR_END)]
 
 pytestmark = pytest.mark.usefixtures("native_library")
 {%- endif %}
@@ -36,8 +39,10 @@ def test_tritonx_pipeline_marks_the_edit(backend):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     passes = json.loads(result.stdout)["stages"][STAGE]
-    names = [p["name"] for p in passes]
-    # other installed plugins (utlx...) may insert passes too: look at ours
-    inserted = [p for p in passes if p["mark"] == "inserted" and p["edit"] == PLUGIN_NAME]
-    assert [(p["name"], p["edit"]) for p in inserted] == [(INSERTED, PLUGIN_NAME)]
-    assert names[names.index(INSERTED) - 1] == BEFORE
+    # other installed plugins (utlx...) may insert passes too: look at ours, and at the stock passes
+    ours = [p for p in passes if p["mark"] != "inserted" or p["edit"] == PLUGIN_NAME]
+    names = [p["name"] for p in ours]
+    inserted = [p["name"] for p in ours if p["mark"] == "inserted"]
+    assert inserted == [name for name, _ in INSERTED]
+    for name, before in INSERTED:
+        assert names[names.index(name) - 1] == before

@@ -1,4 +1,5 @@
-"""The native library loads into Triton, and its dialect appears in TTIR and is gone by TTGIR."""
+"""The native library loads into Triton (passes, dialect, custom op), and its dialect appears in TTIR and is gone
+by TTGIR."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 import tritonx
 
 from {{ cookiecutter.module_name }} import __version__
+from {{ cookiecutter.module_name }}.language import SQUARE_CUSTOM_OP
 from {{ cookiecutter.module_name }}.native import FROM_SQUARE, SQUARE_OP, TAG, TAG_ATTR, TO_SQUARE, library_path
 from {{ cookiecutter.module_name }}.plugin import TAG_VALUE, make_pipeline
 
@@ -23,6 +25,13 @@ def test_library_passes_tritonx_checks():
     assert info.triton_version == triton.__version__.split("+")[0]
     assert {TO_SQUARE, FROM_SQUARE, TAG} <= set(info.pass_names)
     assert [name for name, _ in info.dialects] == ["{{ cookiecutter.plugin_name }}"]
+    assert info.ops == [SQUARE_CUSTOM_OP]
+
+
+def test_triton_sees_the_custom_op():
+    from triton._C.libtriton import ir
+
+    assert callable(getattr(ir.builder, SQUARE_CUSTOM_OP, None))
 
 
 def test_triton_sees_the_passes():

@@ -15,15 +15,15 @@ from types import ModuleType
 from typing import Any
 
 import triton
+import tritonx
 from triton.language import core as tl
-from tritonx import compat as _tritonx_compat
 
 #: Triton versions utlx is tested against (compile-only on the CPU, all four).
 SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
 
 #: The installed Triton's version, as tritonx's compat parses it (one parser for both packages).
-TRITON_VERSION: tuple[int, int, int] = _tritonx_compat.TRITON_VERSION
-TRITON_VERSION_STR: str = _tritonx_compat.TRITON_VERSION_STR
+TRITON_VERSION: tuple[int, int, int] = tritonx.TRITON_VERSION
+TRITON_VERSION_STR: str = tritonx.TRITON_VERSION_STR
 
 
 def version_at_least(major: int, minor: int) -> bool:
@@ -473,6 +473,13 @@ def interpreting() -> bool:
 def interpreter() -> ModuleType:
     """``triton.runtime.interpreter`` (imported on demand: it is not needed to compile kernels)."""
     return importlib.import_module("triton.runtime.interpreter")
+
+
+def is_interpreter_semantic(semantic: Any) -> bool:
+    """Is ``semantic`` the numpy-backed one the interpreter passes to builtins? By its builder's class name, not
+    identity with :func:`interpreter_semantic`: Triton 3.6 builds a fresh ``TritonSemantic`` per patched builtin."""
+    builder = getattr(semantic, "builder", None)
+    return builder is not None and type(builder).__name__ == "InterpreterBuilder"
 
 
 def interpreter_semantic() -> Any:

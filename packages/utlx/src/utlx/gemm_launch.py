@@ -10,6 +10,10 @@ function handle, the descriptors' boxes, the stream getter.
 Column-major operands (a transposed view, e.g. ``x @ w.T``) need no copy for the TMA kernels: the
 descriptor is built over the operand's transpose (row-major) and the kernel reads the shared tile
 through a transposed view (``A_COL`` / ``B_COL``). The pointer kernels take any strides.
+
+The split-K kernel (:class:`SplitKLaunch`) takes one more runtime argument, a zeroed fp32 workspace
+allocated per call next to C (one ``torch.zeros``: a stream-ordered memset, so no host sync and nothing
+CUDA-graph capture forbids; a graph replays the memset with the kernel).
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ import triton
 
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
+from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import DescriptorCache, DirectLaunch
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
-DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent")
+DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "tma_splitk")
 POINTER_KERNELS = {"hopper_pipelined": hopper_pipelined.matmul_kernel_pipelined_hopper,
                    "register_staged": amd_pipelined.matmul_kernel_pipelined_amd}
 #: Encoded descriptors kept per operand per problem (distinct data pointers seen recently).
@@ -93,6 +98,9 @@ class GemmLaunch:
     (``utlx.matmul`` keys launches by shapes, strides, dtype, device and pointer alignment).
     """
 
+    #: Runtime parameters after M, N, K that this launch adds per call (see :class:`SplitKLaunch`).
+    EXTRA_ARGS = 0
+
     def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
                  problem: Problem, blocks: tuple[list, list, list] | None = None) -> None:
         self.jit_fn = jit_fn
@@ -101,7 +109,7 @@ class GemmLaunch:
         self.grid = grid
         self.problem = problem
         self.blocks = blocks  # TMA boxes of A, B, C (None: a pointer kernel)
-        n_runtime = 6 if blocks is not None else 12
+        n_runtime = (6 if blocks is not None else 12) + self.EXTRA_ARGS
         missing = [n for n in jit_fn.arg_names[n_runtime:] if n not in self.constexprs]
         if missing:
             raise ValueError(f"utlx.gemm_launch: {jit_fn.__name__} needs constexprs {missing}")
@@ -225,11 +233,93 @@ class GemmLaunch:
         return descriptor_matmul
 
 
+class SplitKLaunch(GemmLaunch):
+    """A :class:`GemmLaunch` of the split-K kernel: the same descriptors and caches, plus a zeroed fp32
+    workspace (partial sums and per-tile arrival counters) passed after M, N, K.
+
+    The workspace is allocated per call from PyTorch's caching allocator on the current stream and
+    dropped after the launch is enqueued: stream-ordered reuse keeps it valid for the kernel, and
+    concurrent calls on other streams each get their own (a workspace kept per launch would be shared by
+    them, and its counters raced).
+    """
+
+    EXTRA_ARGS = 1
+
+    def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
+                 problem: Problem, blocks: tuple[list, list, list], workspace_numel: int) -> None:
+        super().__init__(jit_fn, constexprs, num_warps, grid, problem, blocks)
+        self.workspace_numel = workspace_numel
+
+    def workspace(self) -> Any:
+        import torch
+
+        return torch.zeros(self.workspace_numel, dtype=torch.float32, device=self.problem.device)
+
+    def args(self, a: Any, b: Any, c: Any) -> tuple:
+        return (*super().args(a, b, c), self.workspace())
+
+    def __call__(self, a: Any, b: Any, c: Any) -> None:
+        d = self.direct
+        if d is None or c.data_ptr() % 16:
+            self._jit(a, b, c)
+            return
+        if d.call is not None and d.hooks_idle() and self.caches is not None:
+            ws = self.workspace()  # alive until the launch is enqueued; freed then (stream-ordered reuse)
+            d.call(d.stream(self.device_index), self._expanded(a, b, c, a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                                                               ws.data_ptr()))
+            return
+        d.runner(*self.args(a, b, c), *self.tail)
+
+    def _expanded(self, a: Any, b: Any, c: Any, pa: int, pb: int, pc: int, pw: int) -> tuple:  # type: ignore[override]
+        """The C launcher's arguments; ``pw``: the address of a zeroed workspace the caller keeps alive."""
+        assert self.caches is not None
+        ca, cb, cc = self.caches
+        p = self.problem
+        return ca.get(a, pa) + cb.get(b, pb) + cc.get(c, pc) + (p.M, p.N, p.K, pw, *self.tail)
+
+    def _fast_matmul(self) -> Callable[[Any, Any, int, int], Any]:
+        """Allocate C and the zeroed workspace, look up descriptors, one C-launcher call."""
+        import torch
+
+        d = self.direct
+        assert d is not None
+        call, stream, idle = d.call, d.stream, d.hooks_idle
+        if call is None or self.caches is None:
+            return self._matmul_generic
+        p = self.problem
+        M, N, dtype, device, dev = p.M, p.N, p.dtype, p.device, self.device_index
+        empty, zeros, f32, numel, current_device = torch.empty, torch.zeros, torch.float32, self.workspace_numel, \
+            _current_device_fn()
+        slow = self.run_on_device
+        a_get, b_get, c_get = (cache.get for cache in self.caches)
+        dims, tail = (p.M, p.N, p.K), self.tail
+
+        def splitk_matmul(a: Any, b: Any, pa: int, pb: int) -> Any:
+            c = empty(M, N, dtype=dtype, device=device)
+            pc = c.data_ptr()
+            if pc & 15 or not idle() or current_device() != dev:
+                return slow(a, b, c)
+            ws = zeros(numel, dtype=f32, device=device)
+            call(stream(dev), a_get(a, pa) + b_get(b, pb) + c_get(c, pc) + dims + (ws.data_ptr(), *tail))
+            return c
+
+        return splitk_matmul
+
+
 def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str, problem: Problem) -> GemmLaunch:
     """A :class:`GemmLaunch` of one candidate (``utlx.matmul.Candidate``) for ``problem``."""
     M, N = problem.M, problem.N
     const = dict(constexprs)
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
+    if family == "tma_splitk":
+        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
+        if declared != (problem.a_col, problem.b_col):
+            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
+                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        fn, cols = splitk.kernel_for(problem.a_col, problem.b_col)
+        blocks = splitk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col)
+        return SplitKLaunch(fn, dict(const, **cols), num_warps, (splitk.programs(M, N, const),), problem, blocks,
+                            splitk.workspace_numel(M, N, const))
     if family in DESCRIPTOR_FAMILIES:
         mod = tma if family == "tma_persistent" else ws
         declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))

@@ -1,9 +1,9 @@
 """``utlx.matmul(a, b)``: pick the best utlx GEMM kernel and configuration for a shape, run it.
 
-Why our own small autotuner: the choice is between *kernels* (TMA persistent, cp.async+wgmma ring,
-register-staged ring), their configurations and their grids, and some candidates are only legal for
-some inputs (TMA and cp.async need 16-byte aligned rows). A first H200 run showed what a naive tuner
-gets wrong: 5 ms of timing per candidate picked a kernel 30% slower than the best one. So:
+Why our own small autotuner: the choice is between *kernels* (TMA persistent, TMA split-K for skinny
+shapes, cp.async+wgmma ring, register-staged ring), their configurations and their grids, and some
+candidates are only legal for some inputs (TMA and cp.async need 16-byte aligned rows). A first H200
+run showed what a naive tuner gets wrong: 5 ms of timing per candidate picked a kernel 30% slower than the best one. So:
 
 * every candidate is compiled and checked against a cuBLAS/rocBLAS reference *before* anything is
   timed (a compile error or a wrong result discards it, with the reason kept in the report);
@@ -38,6 +38,7 @@ from utlx.__about__ import __version__
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
+from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import _pipelines_key_fn
 from utlx.settings import OFF, settings
@@ -59,6 +60,25 @@ PIPELINED_EXTRA = [(_cfg(128, 256, 64, 4), 8)]
 #: ~170 TFLOPS on an H200, so never preferred where TMA/cp.async candidates are legal).
 REGISTER_STAGED_NVIDIA = [(_cfg(128, 128, 64, 2), 8), (_cfg(64, 64, 32, 2), 4)]
 
+#: A problem is *skinny* (LLM decode/prefill: activations x weights) when M is at most this and K at least
+#: :data:`SKINNY_MIN_K`. Only skinny problems get :data:`SKINNY_TILE_CONFIGS` and the split-K kernel, so
+#: tuning the big shapes costs no more than before.
+SKINNY_MAX_M = 512
+SKINNY_MIN_K = 2048
+
+#: Narrow one-program-per-tile TMA configurations for skinny problems: at N = 8192 they give 128 tiles
+#: (64x64 for M <= 64, 128x64 for M = 128) where the regular ones give 64, with deep 128-wide K rings.
+SKINNY_TILE_CONFIGS = [
+    (_cfg(64, 64, 128, 6), 4),    # 200 KB
+    (_cfg(128, 64, 128, 4), 4),   # 208 KB
+    (_cfg(128, 64, 128, 4), 8),
+]
+
+
+def is_skinny(M: int, N: int, K: int) -> bool:
+    """Whether :func:`candidates` adds the skinny-problem kernels (see :data:`SKINNY_MAX_M`)."""
+    return M <= SKINNY_MAX_M and K >= SKINNY_MIN_K
+
 
 # --------------------------------------------------------------------------------------------------
 # Candidates
@@ -68,7 +88,7 @@ REGISTER_STAGED_NVIDIA = [(_cfg(128, 128, 64, 2), 8), (_cfg(64, 64, 32, 2), 4)]
 class Candidate:
     """One kernel family plus one configuration (constexprs, num_warps) and grid mode."""
 
-    family: str  # "tma_persistent" | "ws_persistent" | "hopper_pipelined" | "register_staged"
+    family: str  # "tma_persistent" | "ws_persistent" | "tma_splitk" | "hopper_pipelined" | "register_staged"
     constexprs: tuple[tuple[str, int], ...]
     num_warps: int
     grid_mode: str = "tiles"  # TMA kernel: "persistent" or "tiles"; the pointer kernels are one program per tile
@@ -84,11 +104,13 @@ class Candidate:
 
     @property
     def id(self) -> str:
-        """Stable text id (what the disk cache stores): family, grid, tile, stages, group, warps (and
-        ``/acol`` ``/bcol`` for the column-major-operand variants)."""
+        """Stable text id (what the disk cache stores): family, grid, tile, stages, group, warps (then
+        ``/k<SPLIT_K>`` for the split-K kernel and ``/acol`` ``/bcol`` for the column-major-operand variants)."""
         c = self.config
         text = (f"{self.family}/{self.grid_mode}/{c['BLOCK_SIZE_M']}x{c['BLOCK_SIZE_N']}x{c['BLOCK_SIZE_K']}"
                 f"/s{c['NUM_STAGES']}/g{c['GROUP_SIZE_M']}/w{self.num_warps}")
+        if "SPLIT_K" in c:
+            text += f"/k{c['SPLIT_K']}"
         return text + ("/acol" if c.get("A_COL") else "") + ("/bcol" if c.get("B_COL") else "")
 
     def smem_bytes(self, elem_bytes: int = 2) -> int | None:
@@ -98,6 +120,8 @@ class Candidate:
             return tma.smem_bytes(c, elem_bytes)
         if self.family == "ws_persistent":
             return ws.smem_bytes(c, elem_bytes)
+        if self.family == "tma_splitk":
+            return splitk.smem_bytes(c, elem_bytes)
         if self.family == "hopper_pipelined":
             return c["NUM_STAGES"] * (c["BLOCK_SIZE_M"] + c["BLOCK_SIZE_N"]) * c["BLOCK_SIZE_K"] * elem_bytes
         return None
@@ -136,7 +160,7 @@ def ws_enabled() -> bool:
 
 
 def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = SMEM_LIMIT, a_col: bool = False,
-               b_col: bool = False) -> list[Candidate]:
+               b_col: bool = False, shape: tuple[int, int, int] | None = None) -> list[Candidate]:
     """Candidates for a device kind ("hopper", "nvidia", "amd"), alignment and operand layout, best guesses first.
 
     Hopper with TMA-addressable operands (16-byte aligned base and major stride, see
@@ -144,7 +168,8 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     warp-specialized) minus configurations whose shared memory exceeds ``smem_limit``, plus the cp.async
     ring when both operands are row-major. A column-major operand (``a_col``/``b_col``: a transposed
     view) selects the TMA kernels' ``A_COL``/``B_COL`` variants. Everything else gets the register-staged
-    kernel, which takes any strides.
+    kernel, which takes any strides. ``shape`` ``(M, N, K)``: a skinny one (:func:`is_skinny`) adds the
+    narrow-tile TMA configurations and the split-K kernel (:mod:`utlx.kernels.hopper_tma_splitk`).
     """
     if kind != "hopper" or not aligned:
         return fallback_candidates(kind)
@@ -155,6 +180,9 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     if ws_enabled():
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent",
                      a_col, b_col)
+    if shape is not None and is_skinny(*shape):
+        out += (_make("tma_persistent", SKINNY_TILE_CONFIGS, "tiles", a_col, b_col)
+                + _make("tma_splitk", splitk.CONFIGS, "tiles", a_col, b_col))
     seen: set[str] = set()
     kept = []
     for cand in out:
@@ -166,12 +194,15 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     return kept
 
 
-def for_problem(cands: Sequence[Candidate], M: int, N: int, num_sms: int) -> list[Candidate]:
+def for_problem(cands: Sequence[Candidate], M: int, N: int, num_sms: int, K: int | None = None) -> list[Candidate]:
     """Drop candidates that would launch exactly what an earlier one launches (e.g. a persistent grid
-    with fewer tiles than SMs is the one-program-per-tile grid)."""
+    with fewer tiles than SMs is the one-program-per-tile grid), and, given ``K``, split-K candidates
+    that cannot pay on this problem (:func:`utlx.kernels.hopper_tma_splitk.useful`)."""
     seen: set[tuple] = set()
     out = []
     for cand in cands:
+        if cand.family == "tma_splitk" and K is not None and not splitk.useful(M, N, K, cand.config, num_sms):
+            continue
         key = cand.launch_key(M, N, num_sms)
         if key not in seen:
             seen.add(key)
@@ -508,8 +539,8 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
     with _LOCK:
         if not force and key in _REPORTS:
             return _REPORTS[key]
-        space = candidates(info.kind, aligned, a.element_size(), a_col=a_col, b_col=b_col)
-        cands = for_problem(space, M, N, info.num_sms)
+        space = candidates(info.kind, aligned, a.element_size(), a_col=a_col, b_col=b_col, shape=(M, N, K))
+        cands = for_problem(space, M, N, info.num_sms, K)
         cache = cache if cache is not None else TuningCache(default_cache_path() if use_disk_cache else None)
         disk_key = TuningCache.key(info.name, _dtype_tag(a.dtype, a_layout, b_layout), aligned, M, N, K)
         if not force:
@@ -566,8 +597,11 @@ def tuning_candidates(a: Any, b: Any) -> list[Candidate]:
     a_layout, b_layout, aligned = _problem_key(a, b)[-3:]
     info = _device_info(a.device)
     aligned = aligned and "strided" not in (a_layout, b_layout)
-    space = candidates(info.kind, aligned, a.element_size(), a_col=a_layout == "col", b_col=b_layout == "col")
-    return for_problem(space, a.shape[0], b.shape[1], info.num_sms)
+    M, K = a.shape
+    N = b.shape[1]
+    space = candidates(info.kind, aligned, a.element_size(), a_col=a_layout == "col", b_col=b_layout == "col",
+                       shape=(M, N, K))
+    return for_problem(space, M, N, info.num_sms, K)
 
 
 def precompile(a: Any, b: Any, cands: Sequence[Candidate] | None = None) -> list[str]:

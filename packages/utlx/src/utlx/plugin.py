@@ -1,6 +1,7 @@
 """utlx as a tritonx plugin (entry point ``tritonx.plugins: utlx = utlx.plugin:plugin``).
 
-Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pipeline:
+Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pipeline, its ``tritonx.dsl``
+language's (``utlx.language._op.LANGUAGE``):
 
 * after ``convert-triton-to-tritongpu``: lower the TLX placeholders to TTGIR (``utlx.compiler.lowering``);
 * after ``tritongpu-pipeline`` (NVIDIA) and ``tritonamdgpu-pipeline`` (AMD): put back the async-copy wait
@@ -24,41 +25,26 @@ from typing import Any
 from tritonx.settings import settings as tritonx_settings
 
 from utlx.__about__ import __version__
-from utlx.compiler.amd_passes import canonicalize_pointers_pass, dot_operand_conversions_pass, end_of_ttgir_pass
-from utlx.compiler.stages import LOWERING_VERSION, lowering_pass, restore_waits_pass
+from utlx.compiler import stages  # noqa: F401  (gives the language its lowering and passes before it is built)
+from utlx.language._op import DESCRIPTION, LANGUAGE
 from utlx.settings import settings
 
-NAME = "utlx"
-DESCRIPTION = ("TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers; "
-               "AMD buffer ops, direct-to-LDS copies, warp pipelines")
+NAME = LANGUAGE.name
 
 
 def build_pipeline() -> Any:
-    """The tritonx ``Pipeline`` that compiles TLX ops."""
-    import tritonx
-
-    p = tritonx.Pipeline(NAME, description=DESCRIPTION, cache_key=lambda: LOWERING_VERSION)
-    p.insert_after("convert-triton-to-tritongpu", lowering_pass, stage="ttgir", required=False)  # Gluon kernels skip it
-    p.insert_after("tritongpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
-    p.insert_after("tritonamdgpu-pipeline", restore_waits_pass, stage="ttgir", required=False)
-    p.replace("tritonamdgpu-canonicalize-pointers", canonicalize_pointers_pass, stage="ttgir", required=False)
-    p.insert_after("tritongpu-reduce-data-duplication", dot_operand_conversions_pass, stage="ttgir",
-                   required=False)
-    p.insert_after("symbol-dce", end_of_ttgir_pass, stage="ttgir", occurrence=-1, required=False)
-    return p
+    """The tritonx ``Pipeline`` that compiles TLX ops: the ``utlx`` language's (``tritonx.dsl``)."""
+    return LANGUAGE.pipeline()
 
 
 def build_plugin() -> Any:
     """The tritonx ``Plugin`` object (enabled by default: it only acts on kernels that use TLX ops)."""
-    import tritonx
-
-    return tritonx.Plugin(NAME, version=__version__, description=DESCRIPTION, pipelines=[build_pipeline()],
-                          cache_key=lambda: LOWERING_VERSION, default_enabled=True)
+    return LANGUAGE.plugin(version=__version__, description=DESCRIPTION, default_enabled=True)
 
 
 plugin = build_plugin()
 
-#: tritonx's plugin registry once looked up (keeps the already-enabled path free of imports)
+#: ``tritonx.is_plugin_enabled`` once looked up (keeps the already-enabled path free of imports)
 _REGISTRY: list[Any] = []
 
 
@@ -74,7 +60,7 @@ def enabled() -> bool:
     utlx (:func:`ensure_active` registered it), whenever tritonx has it disabled."""
     if disabled_by_environment():
         return False
-    return _REGISTRY[0].is_enabled(NAME) if _REGISTRY else True
+    return _REGISTRY[0](NAME) if _REGISTRY else True
 
 
 def ensure_active() -> str:
@@ -84,16 +70,15 @@ def ensure_active() -> str:
     dict lookup; otherwise it re-enables the plugin if someone switched it off, unless the environment
     disables utlx.
     """
-    if _REGISTRY and _REGISTRY[0].is_enabled(NAME):
+    if _REGISTRY and _REGISTRY[0](NAME):
         return "tritonx"
     if disabled_by_environment():
         return "disabled"
     import tritonx
-    from tritonx.plugins import registry
 
     if not _REGISTRY:
-        _REGISTRY.append(registry)
-    if not registry.is_enabled(NAME):
+        _REGISTRY.append(tritonx.is_plugin_enabled)
+    if not tritonx.is_plugin_enabled(NAME):
         try:
             tritonx.get_plugin(NAME)
         except Exception:

@@ -166,6 +166,47 @@ def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_co
         assert direct_args[-1][:3] == (a.data_ptr(), b.data_ptr(), c.data_ptr())
 
 
+@pytest.mark.parametrize(("a_col", "b_col"), [(False, False), (False, True)], ids=["row-row", "row-col"])
+def test_splitk_direct_launch_matches_the_jit_launch_plus_a_fresh_workspace(fake_cuda, monkeypatch, a_col, b_col):
+    """The split-K launch hands the C launcher what the JIT does, with a zeroed fp32 workspace of
+    M*N + tiles words after M, N, K, allocated per call (never the previous call's buffer)."""
+    launches = fake_cuda.launches
+    M, N, K = 16, 2048, 4096  # skinny: 16 tiles of 64x128 on 132 "SMs", 2 K slices
+    a, b = _operands(M, N, K, torch.float16, a_col, b_col)
+    cand = next(c for c in m.tuning_candidates(a, b) if c.family == "tma_splitk" and c.config["SPLIT_K"] == 2)
+    launch = cand.bind(Problem.of(a, b, 132))
+    assert isinstance(launch, gemm_launch.SplitKLaunch) and launch.grid == (16 * 2,)
+    workspaces = []
+    real_zeros = torch.zeros
+
+    def recording_zeros(*args, **kwargs):
+        t = real_zeros(*args, **kwargs)
+        workspaces.append(t)
+        return t
+
+    monkeypatch.setattr(torch, "zeros", recording_zeros)
+    c = torch.empty(M, N, dtype=torch.float16)
+    launch(a, b, c)  # through the JIT
+    via_jit = _without_hook_slots(launches.pop())
+    launch(a, b, c)  # the direct path
+    direct = _without_hook_slots(launches.pop())
+    assert len(workspaces) == 2
+    for ws in workspaces:
+        assert ws.dtype == torch.float32 and ws.numel() == M * N + 16 and not ws.any()
+    jit_args, direct_args = _as_launcher_reads(via_jit[-1]), _as_launcher_reads(direct[-1])
+    assert via_jit[:-1] == direct[:-1]
+    dims = [i for i in range(len(direct_args) - 3) if direct_args[i:i + 3] == (M, N, K)]
+    assert len(dims) == 1
+    pos = dims[0] + 3
+    assert jit_args[pos] == workspaces[0].data_ptr() and direct_args[pos] == workspaces[1].data_ptr()
+    assert jit_args[:pos] == direct_args[:pos] and jit_args[pos + 1:] == direct_args[pos + 1:]
+    out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: C and a workspace, one launcher call
+    hot = _as_launcher_reads(launches.pop()[-1])
+    assert len(workspaces) == 3 and hot[pos] == workspaces[2].data_ptr()
+    tmaps = [x for x in hot if isinstance(x, tuple) and x[:1] == ("tmap",)]
+    assert [t[1] for t in tmaps] == [a.data_ptr(), b.data_ptr(), out.data_ptr()]
+
+
 def test_hooks_take_the_jit_launch_path(fake_cuda):
     from triton import knobs
 

@@ -47,3 +47,44 @@ def test_tma_persistent_gemm_kernel_column_major_operands(a_col, b_col):
     c.zero_()
     mod.launch(a_in, b_in, c, config=(dict(_CONSTS), 4), num_sms=2)
     check_against_fp32(c, a, b)
+
+
+# Split-K (hopper_tma_splitk): small tiles so the problems below have several tiles and K slices. Shapes are
+# ragged w.r.t. the tile and K is not a multiple of SPLIT_K * BLOCK_SIZE_K; (56, 40, 40) with SPLIT_K=3 leaves
+# the last slice with no k-step at all (cdiv(40, 32) = 2 k-steps over 3 slices).
+_SPLITK_CASES = [((40, 48, 200), 3, "fp16", False, False), ((70, 40, 104), 2, "bf16", False, True),
+                 ((16, 64, 96), 4, "fp16", True, False), ((56, 40, 40), 3, "bf16", True, True)]
+
+
+@pytest.mark.parametrize(("shape", "split_k", "dtype", "a_col", "b_col"), _SPLITK_CASES,
+                         ids=[f"{'x'.join(map(str, c[0]))}-k{c[1]}-{c[2]}-{'c' if c[3] else 'r'}{'c' if c[4] else 'r'}"
+                              for c in _SPLITK_CASES])
+def test_tma_splitk_gemm_kernel(shape, split_k, dtype, a_col, b_col):
+    """Every K slice adds its fp32 partial into the workspace; the last one to arrive writes C."""
+    import torch
+
+    mod = pytest.importorskip("utlx.kernels.hopper_tma_splitk")
+    m, n, k = shape
+    a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=m + k)
+    a_in = a.T.contiguous().T if a_col else a
+    b_in = b.T.contiguous().T if b_col else b
+    mod.launch(a_in, b_in, c, config=(dict(_CONSTS, SPLIT_K=split_k), 4))
+    check_against_fp32(c, a, b)
+
+
+def test_tma_splitk_through_the_matmul_candidate():
+    """``Candidate.bind`` makes a ``SplitKLaunch`` (a fresh zeroed workspace per call): run it twice on new
+    data; the second result must not carry the first call's sums."""
+    import torch
+    from utlx.gemm_launch import Problem, SplitKLaunch
+    from utlx.matmul import Candidate
+
+    cand = Candidate("tma_splitk", tuple(sorted(dict(_CONSTS, SPLIT_K=2).items())), 4, "tiles")
+    assert cand.id == "tma_splitk/tiles/32x32x32/s3/g2/w4/k2"
+    a, b, c = make_inputs(48, 72, 136, dtype=torch.float16, seed=3)
+    launch = cand.bind(Problem.of(a, b, 4))
+    assert isinstance(launch, SplitKLaunch) and launch.grid == (2 * 3 * 2,)  # 2x3 tiles, 2 slices
+    for seed in (3, 4):
+        a, b, c = make_inputs(48, 72, 136, dtype=torch.float16, seed=seed)
+        launch(a, b, c)
+        check_against_fp32(c, a, b)

@@ -66,17 +66,21 @@ def test_compile_path_error_names_the_op_and_target():
     class _Semantic:
         builder = _Builder()
 
-    saved = _dispatch._COMPILER_IMPLS.pop("clock64", None)
-    sys.modules.setdefault("utlx.compiler", None)  # keep a missing compiler module from being imported here
-    try:
-        with pytest.raises(_dispatch.UtlxDispatchError, match=r"'clock64' has no compiler implementation for target "
-                                                                r"cuda:sm90"):
-            _dispatch.dispatch("clock64", _Semantic())
-    finally:
-        if saved is not None:
-            _dispatch._COMPILER_IMPLS["clock64"] = saved
-        if sys.modules.get("utlx.compiler") is None:
-            sys.modules.pop("utlx.compiler", None)
+    # An op with a CPU body only (registered the way utlx registers its bodies).
+    _dispatch.register_interpreter_impl("_cpu_only_probe")(lambda _semantic: None)
+    with pytest.raises(_dispatch.UtlxDispatchError, match=r"utlx\._cpu_only_probe: has no implementation for target "
+                                                            r"cuda:90"):
+        _dispatch.dispatch("_cpu_only_probe", _Semantic())
+    assert issubclass(_dispatch.UtlxDispatchError, NotImplementedError)
+
+
+def test_utlx_ops_are_tritonx_dsl_ops():
+    from tritonx import dsl
+    from utlx.language._op import LANGUAGE
+
+    assert all(isinstance(getattr(utlx, name), dsl.Op) and getattr(utlx, name).language is LANGUAGE
+               for name in utlx.OPS)
+    assert LANGUAGE.name == "utlx" and set(utlx.OPS) <= set(LANGUAGE.ops)
 
 
 def test_remaining_ops_on_cpu():

@@ -97,13 +97,19 @@ class NativeLoading:
             return pass_name if pass_name.startswith("add_") else f"add_{pass_name}"
         return pass_name
 
-    def load_calls(self, has_dialects: bool) -> list[str]:
-        """Dotted ``libtriton`` functions to call with the library path to load it at run time (3.9)."""
+    def load_calls(self, has_dialects: bool, has_ops: bool = False) -> list[str]:
+        """Dotted ``libtriton`` functions to call with the library path to load it at run time (3.9).
+
+        ``ir.builder.extend_with`` creates a builder method per custom op (kernel-callable native ops,
+        :mod:`tritonx.dsl`); 3.7/3.8 create them when libtriton loads the library at import.
+        """
         if self.mechanism != EXTEND_WITH:
             return []
         calls = ["passes.plugin.extend_with"]
         if has_dialects:
             calls.append("ir.extend_dialects_with")
+        if has_ops:
+            calls.append("ir.builder.extend_with")
         return calls
 
     def unsupported_reason(self) -> str:

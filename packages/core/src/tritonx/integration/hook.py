@@ -85,12 +85,22 @@ class HookSlot:
                 self._local.busy = False
         sink: CaptureSink | None = getattr(self._local, "sink", None)
         plan = self._snapshot_for_stages()
+        # The kernel is traced right after add_stages, on this thread: DSL ops ask which pipelines apply.
+        self._local.compiling = plan
         if sink is None and not any(p.edits for p in plan.pipelines):
             return None  # nothing to change: the stages stay Triton's own objects
         session = CompileSession(backend=backend, options=options, language=language, capability=capability,
                                  pipelines=plan.pipelines, kernel=plan.kernel, sink=sink, names=self._names)
         session.install(stages)
         return None
+
+    def compiling_pipelines(self) -> tuple | None:
+        """The pipelines of the compile whose stages this thread set up last (its kernel is traced next),
+        or None when tritonx is not the hook in Triton's slot (then no pipeline applies to any compile)."""
+        if compat.get_stages_hook() is not self.function:
+            return None
+        plan: CompileSnapshot | None = getattr(self._local, "compiling", None)
+        return None if plan is None else plan.pipelines
 
     # -- one snapshot per compile -------------------------------------------------------------------
 

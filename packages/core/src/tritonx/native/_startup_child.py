@@ -28,7 +28,7 @@ def verdicts(paths: list[str]) -> dict[str, Any]:
         diagnosis = diagnose_native(path)
         if diagnosis.info is not None:
             info = diagnosis.info
-            calls = loading.load_calls(bool(info.dialects)) if loading is not None else []
+            calls = loading.load_calls(bool(info.dialects), bool(info.ops)) if loading is not None else []
             results.append({"path": info.path, "ok": True, "info": info.to_dict(), "calls": calls})
         else:
             error = diagnosis.error

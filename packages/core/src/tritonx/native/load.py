@@ -61,7 +61,7 @@ def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None
         from ..compat import libtriton
 
         lib = libtriton()
-        for dotted in loading.load_calls(bool(info.dialects)):
+        for dotted in loading.load_calls(bool(info.dialects), bool(info.ops)):
             target = lib
             try:
                 for part in dotted.split("."):

@@ -1,7 +1,8 @@
 """The tritonx plugin object: its pipeline edits and, for tritonx, how to find it.
 
 ``make_plugin`` is the ``tritonx.plugins`` entry point. It is called when tritonx discovers plugins,
-so it must be cheap and must not compile anything.
+so it must be cheap and must not compile anything. The plugin's one pipeline holds the passes of its
+language (``language.py``: the ops kernels call) and its own edits.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import tritonx
 
 from . import PLUGIN_NAME, __version__
+from .language import lang
 {%- if cookiecutter.variant == "python" %}
 from .passes import mark_kernels
 
@@ -17,8 +19,8 @@ ANCHOR = "tritongpu-coalesce"
 
 
 def make_pipeline() -> tritonx.Pipeline:
-    """One edit: run :func:`mark_kernels` right after TTGIR's coalescing pass."""
-    pipeline = tritonx.Pipeline(PLUGIN_NAME)
+    """The language's passes, then one edit: run :func:`mark_kernels` right after TTGIR's coalescing pass."""
+    pipeline = tritonx.Pipeline(PLUGIN_NAME).extend(lang.pipeline())
     pipeline.insert_after(ANCHOR, mark_kernels)
     return pipeline
 
@@ -30,6 +32,7 @@ def make_plugin() -> tritonx.Plugin:
         version=__version__,
         description={{ cookiecutter.description | tojson }},
         pipelines=[make_pipeline()],
+        cache_key=lang.cache_key,
     )
 {%- else %}
 from .native import FROM_SQUARE, TAG, TO_SQUARE, library_path
@@ -43,11 +46,19 @@ TAG_ANCHOR = "tritongpu-coalesce"
 TAG_VALUE = "{{ cookiecutter.plugin_name }}-was-here"
 
 
-def make_pipeline() -> tritonx.Pipeline:
-    """Three native passes: into the dialect at the end of TTIR, back out before TTGIR, and a tag."""
-    pipeline = tritonx.Pipeline(PLUGIN_NAME)
-    pipeline.insert_after(TTIR_END, TO_SQUARE)
+def language_pipeline() -> tritonx.Pipeline:
+    """What kernels calling the language's ops need: its ops built at the start of TTIR (by the library's
+    custom op) and lowered by the library's conversion pass before TTGIR."""
+    pipeline = tritonx.Pipeline(PLUGIN_NAME).extend(lang.pipeline())
     pipeline.insert_before(TTGIR_START, FROM_SQUARE)
+    return pipeline
+
+
+def make_pipeline() -> tritonx.Pipeline:
+    """The language's passes, then three native passes: into the dialect at the end of TTIR (``x * x``
+    written in Triton), back out before TTGIR, and a tag."""
+    pipeline = language_pipeline()
+    pipeline.insert_after(TTIR_END, TO_SQUARE)
     pipeline.insert_after(TAG_ANCHOR, TAG, args=[TAG_VALUE])
     return pipeline
 
@@ -60,5 +71,6 @@ def make_plugin() -> tritonx.Plugin:
         description={{ cookiecutter.description | tojson }},
         pipelines=[make_pipeline()],
         native_libraries=[str(library_path())],
+        cache_key=lang.cache_key,
     )
 {%- endif %}

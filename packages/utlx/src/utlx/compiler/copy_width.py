@@ -35,7 +35,7 @@ from .errors import UtlxCompileError
 
 #: Smallest transfer cp.async supports (bytes per thread per instruction).
 MIN_CP_ASYNC_BYTES = 4
-#: Read once at import: it enters the compile cache key (``utlx.compiler.stages.LOWERING_VERSION``).
+#: Read once at import: it enters the compile cache key (``utlx.compiler.key.LOWERING_VERSION``).
 FALLBACK = settings.async_load_fallback
 
 ADVICE = ("make the row strides multiples of 16 elements (the JIT then specialises them as 16-divisible and "

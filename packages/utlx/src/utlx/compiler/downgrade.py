@@ -6,7 +6,7 @@ register-class contracts, pinned register layouts) or fast paths (direct-to-LDS 
 and says so with a :class:`UtlxPerformanceWarning` naming the op, the target and the reason.
 ``UTLX_STRICT_AMD=1`` turns each of these into a :class:`UtlxCompileError` instead, for users who would
 rather fail than run slower code. It is read once at import and enters the compile cache key
-(``utlx.compiler.stages.LOWERING_VERSION``), so strict and lenient builds never share a cache entry.
+(``utlx.compiler.key.LOWERING_VERSION``), so strict and lenient builds never share a cache entry.
 """
 
 from __future__ import annotations

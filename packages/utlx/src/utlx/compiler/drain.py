@@ -29,13 +29,14 @@ _VIEW_OPS = frozenset({
 })
 
 
-def _walk(module: Any) -> list[Any]:
+def walk(module: Any) -> list[Any]:
+    """Every op of ``module`` in walk order: an op after its children, siblings in program order."""
     ops: list[Any] = []
     module.walk(ops.append)
     return ops
 
 
-def _parent_map(ops: list[Any]) -> dict[int, Any]:
+def parent_map(ops: list[Any]) -> dict[int, Any]:
     """``{region id: op owning that region}`` for every op with regions."""
     owner: dict[int, Any] = {}
     for op in ops:
@@ -49,7 +50,7 @@ def _block_id(op: Any) -> int | None:
     return None if block is None else block.id()
 
 
-def _ancestor_in_block(op: Any, block_id: int, owner: dict[int, Any]) -> Any | None:
+def ancestor_in_block(op: Any, block_id: int, owner: dict[int, Any]) -> Any | None:
     """The ancestor of ``op`` (``op`` itself included) that sits directly in block ``block_id``."""
     cur = op
     while cur is not None:
@@ -63,7 +64,7 @@ def _ancestor_in_block(op: Any, block_id: int, owner: dict[int, Any]) -> Any | N
     return None
 
 
-def _op_key(op: Any) -> int:
+def op_key(op: Any) -> int:
     """A stable identity for an op: the id of its first result, else of its first region, else ``id``."""
     if op.get_num_results():
         return op.get_result(0).id()
@@ -72,17 +73,12 @@ def _op_key(op: Any) -> int:
     return id(op)
 
 
-def drain_points(module: Any, allocs: list[Any]) -> list[Any]:
-    """The ops after which pending cp.async copies into ``allocs`` must be waited for, in program order.
-
-    ``allocs`` are ``ttg.local_alloc`` result values written (through views) by ``cp.async``. For each,
-    the anchor is the op of the allocation's own block that contains the last use of the buffer or of
-    any view made from it; anchors shared by several buffers are returned once.
-    """
-    ops = _walk(module)
-    owner = _parent_map(ops)
-    # Program order of ops within a block: the walk visits siblings in order (children first).
-    position = {_op_key(op): i for i, op in enumerate(ops)}
+def last_use_anchors(module: Any, allocs: list[Any]) -> dict[int, Any]:
+    """``{alloc value id: anchor op}``: for each ``ttg.local_alloc`` value of ``allocs``, the op of the
+    allocation's own block that contains the last use of the buffer or of any view made from it (after
+    that op the allocator may give the bytes to something else)."""
+    ops = walk(module)
+    owner = parent_map(ops)
     want = {v.id() for v in allocs}
     alloc_ops: dict[int, Any] = {}
     aliases: dict[int, int] = {}  # value id -> alloc value id
@@ -107,14 +103,27 @@ def drain_points(module: Any, allocs: list[Any]) -> list[Any]:
         block_id = _block_id(alloc_op)
         if use is None or block_id is None:
             continue
-        anchor = _ancestor_in_block(use, block_id, owner)
+        anchor = ancestor_in_block(use, block_id, owner)
         if anchor is not None:
-            anchors.setdefault(_op_key(anchor), anchor)
-    return sorted(anchors.values(), key=lambda op: position.get(_op_key(op), 0))
+            anchors[rid] = anchor
+    return anchors
+
+
+def drain_points(module: Any, allocs: list[Any]) -> list[Any]:
+    """The ops after which pending cp.async copies into ``allocs`` must be waited for, in program order.
+
+    ``allocs`` are ``ttg.local_alloc`` result values written (through views) by ``cp.async``; the anchor of
+    each is its :func:`last_use_anchors` op; anchors shared by several buffers are returned once.
+    """
+    position = {op_key(op): i for i, op in enumerate(walk(module))}
+    anchors: dict[int, Any] = {}
+    for anchor in last_use_anchors(module, allocs).values():
+        anchors.setdefault(op_key(anchor), anchor)
+    return sorted(anchors.values(), key=lambda op: position.get(op_key(op), 0))
 
 
 def _async_waits(module: Any) -> list[Any]:
-    return [op for op in _walk(module) if op.get_name() == "ttg.async_wait"]
+    return [op for op in walk(module) if op.get_name() == "ttg.async_wait"]
 
 
 def insert_drains(module: Any, builder: Any, allocs: list[Any]) -> list[Any]:

@@ -21,7 +21,7 @@ import triton.language as tl
 
 from utlx import compat
 
-from . import copy_probe, copy_width, drain, layouts, placeholder, warp_specialize
+from . import copy_probe, copy_width, drain, layouts, placeholder, retire, warp_specialize
 from .downgrade import downgrade
 from .errors import UtlxCompileError, shared_memory_error
 from .placeholder import Placeholder, dtype_of_name
@@ -52,6 +52,8 @@ class Lowering:
     keep: set[int] = field(default_factory=set)  # id(placeholder) of markers that live to the end of ttgir
     defining_ops: dict[int, Any] | None = None  # value id -> the op defining it (built on first use)
     module_text: str | None = None  # the module as text before lowering (read on first use: axis hints)
+    mma_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc read by async wgmma
+    full_mma_waits: list[Any] = field(default_factory=list)  # results of wgmma waits with pendings == 0
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -229,6 +231,8 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
         # Copies still in flight when a cp.async ring dies would land in reused shared memory (drain.py).
         for wait in drain.insert_drains(module, gb, list(low.async_allocs.values())):
             _tag_wait(wait.get_result(0), gb, 0)
+        # Another warpgroup's wgmma may still read a ring the allocator hands to the epilogue (retire.py).
+        retire.insert_retire_barriers(module, gb, list(low.mma_allocs.values()), low.full_mma_waits)
     true_attr = gb.get_bool_attr(True)
     for ph in found:
         if id(ph) not in low.keep:
@@ -445,6 +449,10 @@ def _lower_async_dot(low: Lowering, ph: Placeholder) -> None:
         a_op = low.handle(ph, 0, "A operand")
         i = 1
     b_op = low.handle(ph, i, "B operand")
+    for k in ([] if a["a_reg"] else [0]) + [i]:  # the buffers this wgmma reads (retire.py)
+        root = low.fact(ph, k).get("root")
+        if root is not None:
+            low.mma_allocs[root.id()] = root
     use_acc = ph.handles[i + 1] if a.get("use_acc") else gb.get_int1(True)
     precision = {"tf32": ir.INPUT_PRECISION.TF32, "tf32x3": ir.INPUT_PRECISION.TF32x3,
                  "ieee": ir.INPUT_PRECISION.IEEE}.get(a.get("precision", "tf32"), ir.INPUT_PRECISION.TF32)
@@ -463,9 +471,13 @@ def _lower_async_dot_wait(low: Lowering, ph: Placeholder) -> None:
     if raw is None:
         # Not produced by async_dot in this block (e.g. carried through a loop): wait on the value itself.
         (out,) = gb.create_warpgroup_mma_wait([inp], int(ph.attrs["n"]))
+        if int(ph.attrs["n"]) == 0:
+            low.full_mma_waits.append(out)
         _replace(ph, out)
         return
     (out,) = gb.create_warpgroup_mma_wait([raw], int(ph.attrs["n"]))
+    if int(ph.attrs["n"]) == 0:
+        low.full_mma_waits.append(out)
     back = gb.create_convert_layout(ph.result.get_type(), out)
     low.mma_of[back.id()] = out
     _replace(ph, back)

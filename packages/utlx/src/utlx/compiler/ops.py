@@ -148,8 +148,11 @@ def _wrap_dtype_of() -> None:
     """Let ``dtype_of`` also accept utlx buffers and views (the language's body handles tensors/pointers)."""
     from utlx.language import _dispatch
 
-    base = _dispatch._COMPILER_IMPLS.get("dtype_of")
-    if base is None or getattr(base, "__utlx_buffers__", False):
+    try:
+        base = _dispatch.compiler_impl("dtype_of")
+    except _dispatch.UtlxDispatchError:
+        return
+    if getattr(base, "__utlx_buffers__", False):
         return
 
     def dtype_of(_semantic: Any, v: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tritonx.model.target import Target
+from tritonx import Target
 
 # Shared memory a CTA may use (bytes): Hopper 227 KiB opt-in, MI300 64 KiB, MI350 160 KiB.
 SMEM_LIMITS = {"cuda:90": 232448, "cuda:80": 166912, "cuda:89": 101376, "cuda:100": 232448, "cuda:120": 101376,

@@ -87,7 +87,7 @@ def _index(self: Handle, buffer_idx: Any, _semantic: Any = None) -> Handle:
 
     if _semantic is None:
         raise TypeError(f"{self!r}[...] can only be used inside a @triton.jit kernel")
-    return compiler_impl("local_view", _semantic)(_semantic, local_allocated_buffers=self, buffer_idx=buffer_idx)
+    return compiler_impl("local_view")(_semantic, local_allocated_buffers=self, buffer_idx=buffer_idx)
 
 
 class SharedBuffers(Handle):

@@ -14,12 +14,15 @@ import sys
 from dataclasses import dataclass
 
 import triton
+import tritonx.dsl
 
 _UTLX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TRITON_DIR = os.path.dirname(os.path.abspath(triton.__file__))
-# utlx's own machinery (not ``utlx/kernels``, which holds kernels whose lines we want to name) and Triton
+# utlx's own machinery (not ``utlx/kernels``, which holds kernels whose lines we want to name), the
+# tritonx.dsl ops utlx's ops are, and Triton
 _SKIP_PREFIXES = (
     *(os.path.join(_UTLX_DIR, sub) + os.sep for sub in ("language", "interpreter")),
+    os.path.dirname(os.path.abspath(tritonx.dsl.__file__)) + os.sep,
     _TRITON_DIR + os.sep,
 )
 _ASSIGN_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")

@@ -3,4 +3,5 @@
 * :mod:`hopper_pipelined`: cp.async ring + async wgmma, the classic TLX GEMM (cuda:90).
 * :mod:`amd_pipelined`: register-staged ring (tl.load -> local_store -> local_load -> tl.dot), gfx942/gfx950.
 * :mod:`hopper_tma_persistent`: persistent TMA loads + mbarrier ring + async wgmma + TMA store (cuda:90).
+* :mod:`hopper_tma_splitk`: the same ring over K slices, reduced in fp32 by atomics; skinny problems (cuda:90).
 """

@@ -1,10 +1,10 @@
-"""Route each utlx op to its CPU (interpreter) or compiler implementation.
+"""Register the two bodies of each utlx op: the compile path's and the CPU interpreter's.
 
-Why a registry: every utlx op is one Triton builtin with one public signature, but it has two very
-different bodies. Under ``TRITON_INTERPRET=1`` the op runs on numpy arrays (``utlx.interpreter``);
-when a kernel is compiled, the op must emit IR for the target (``utlx.compiler``, owned by another
-module). The op builtins stay thin and call :func:`dispatch`; each side registers its bodies here, so
-neither side imports the other.
+Why a registry of bodies: every utlx op is one builtin with one public signature (``_op``), but it has
+two very different bodies. Under ``TRITON_INTERPRET=1`` the op runs on numpy arrays
+(``utlx.interpreter``); when a kernel is compiled it emits IR (``utlx.compiler``). Each side registers
+its bodies here, so neither imports the other; both end up as the op's implementations in the public
+``tritonx.dsl`` API (``op.emit("*")`` and ``op.interpret(raw=True)``).
 
 Contract (the compile path's side: ``docs/utlx.md``, "How it compiles"):
 
@@ -12,40 +12,59 @@ Contract (the compile path's side: ``docs/utlx.md``, "How it compiles"):
   generator's semantic object and EVERY parameter of the op's public signature (``utlx/language/*.py``)
   as a keyword argument with TLX's parameter name, defaults filled in (``constexpr`` wrappers are NOT
   unwrapped). The variadic ``async_task(*args, **kwargs)``/``async_tasks()`` pass the call through as is.
-* ``@register_interpreter_impl("local_alloc")`` registers the CPU body with the same calling convention.
+  A body checks its target itself (it is registered for every target).
+* ``@register_interpreter_impl("local_alloc")`` registers the CPU body with the same calling convention,
+  receiving and returning the interpreter's own values.
 * Registering again replaces the earlier body (``utility.py`` registers target-independent defaults for
   ``dtype_of``/``size_of`` on both paths; the compiler may override them).
-* ``dispatch(op_name, _semantic, *args, **kwargs)`` picks one of them: the interpreter body when
-  ``_semantic`` is the interpreter's (its builder is ``InterpreterBuilder``), else the compiler body.
+* A name that is no op of the surface (``set_buffer_overlap``, a method of ``storage_alias_spec``) gets an
+  internal variadic op of the language; :func:`dispatch` calls an op by name.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tritonx import dsl
+from tritonx.errors import DslNotImplementedError
+
+from utlx.language._op import LANGUAGE
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-_COMPILER_IMPLS: dict[str, Callable[..., Any]] = {}
-_INTERPRETER_IMPLS: dict[str, Callable[..., Any]] = {}
-
-# Module whose import registers the interpreter bodies; imported lazily so that compiling a kernel
-# never pays for (or depends on) the numpy interpreter code.
-_INTERPRETER_MODULE = "utlx.interpreter"
-# Module whose import registers the compiler bodies (owned by the compiler side).
-_COMPILER_MODULE = "utlx.compiler"
+#: Raised when an op has no body for the path (interpreter or the compile target); names op and target.
+UtlxDispatchError = DslNotImplementedError
 
 
-class UtlxDispatchError(NotImplementedError):
-    """An op was called on a path (interpreter or a compile target) that has no implementation for it."""
+def _op_named(op_name: str) -> dsl.Op:
+    op = LANGUAGE.ops.get(op_name)
+    if op is not None:
+        return op
+
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        """An op reached through :func:`dispatch` only (not part of the TLX surface)."""
+
+    stub.__name__ = op_name
+    return LANGUAGE.op(stub, name=op_name, variadic=True)
+
+
+def _with_semantic(body: Callable[..., Any]) -> Callable[..., Any]:
+    """The dsl calling convention (``ctx`` first) for a utlx body (``_semantic`` first)."""
+
+    def implementation(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        return body(ctx.semantic, *args, **kwargs)
+
+    implementation.__wrapped__ = body  # type: ignore[attr-defined]
+    implementation.__name__ = getattr(body, "__name__", "utlx_body")
+    return implementation
 
 
 def register_compiler_impl(op_name: str) -> Callable[[F], F]:
     """Register ``impl(_semantic, *args, **kwargs)`` as the compile-path body of utlx op ``op_name``."""
 
     def deco(fn: F) -> F:
-        _COMPILER_IMPLS[op_name] = fn
+        _op_named(op_name).emit("*")(_with_semantic(fn))
         return fn
 
     return deco
@@ -55,77 +74,30 @@ def register_interpreter_impl(op_name: str) -> Callable[[F], F]:
     """Register ``impl(_semantic, *args, **kwargs)`` as the CPU-interpreter body of utlx op ``op_name``."""
 
     def deco(fn: F) -> F:
-        _INTERPRETER_IMPLS[op_name] = fn
+        _op_named(op_name).interpret(raw=True)(_with_semantic(fn))
         return fn
 
     return deco
 
 
-def is_interpreter_semantic(_semantic: Any) -> bool:
-    """True when ``_semantic`` is the numpy-backed semantic Triton's interpreter passes to builtins.
-
-    We test the builder's class name rather than identity with ``interpreter.interpreter_semantic``
-    because Triton 3.6 builds a fresh ``TritonSemantic`` per patched builtin.
-    """
-    builder = getattr(_semantic, "builder", None)
-    return builder is not None and type(builder).__name__ == "InterpreterBuilder"
-
-
-def describe_target(_semantic: Any) -> str:
-    """Best-effort name of the compile target, for error messages (e.g. ``cuda:90`` or ``hip:gfx942``)."""
-    options = getattr(getattr(_semantic, "builder", None), "options", None)
-    if options is None:
-        return "unknown target"
-    backend = getattr(options, "backend_name", None) or type(options).__name__
-    arch = getattr(options, "arch", None)
-    return f"{backend}:{arch}" if arch else str(backend)
-
-
-def _try_import(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except ImportError as exc:  # only the module itself missing is tolerable
-        if exc.name not in (module, *_parents(module)):
-            raise
-
-
-def _parents(module: str) -> tuple[str, ...]:
-    parts = module.split(".")
-    return tuple(".".join(parts[:i]) for i in range(1, len(parts)))
-
-
-def interpreter_impl(op_name: str) -> Callable[..., Any]:
-    """The CPU body of ``op_name``; raises :class:`UtlxDispatchError` naming the op if none exists."""
-    if op_name not in _INTERPRETER_IMPLS:
-        _try_import(_INTERPRETER_MODULE)
-    try:
-        return _INTERPRETER_IMPLS[op_name]
-    except KeyError:
-        raise UtlxDispatchError(
-            f"utlx op '{op_name}' has no CPU implementation for Triton's interpreter (TRITON_INTERPRET=1)"
-        ) from None
-
-
-def compiler_impl(op_name: str, _semantic: Any = None) -> Callable[..., Any]:
-    """The compile-path body of ``op_name``; raises :class:`UtlxDispatchError` naming op and target."""
-    if op_name not in _COMPILER_IMPLS:
-        _try_import(_COMPILER_MODULE)
-    try:
-        return _COMPILER_IMPLS[op_name]
-    except KeyError:
-        raise UtlxDispatchError(
-            f"utlx op '{op_name}' has no compiler implementation for target {describe_target(_semantic)}"
-        ) from None
+def compiler_impl(op_name: str) -> Callable[..., Any]:
+    """The compile-path body of ``op_name`` (``impl(_semantic, **params)``); :data:`UtlxDispatchError` if none."""
+    found = LANGUAGE.get(op_name).registered("emit")
+    if found is None:
+        raise UtlxDispatchError(f"utlx.{op_name}: has no compile-path implementation", op=f"utlx.{op_name}")
+    return getattr(found, "__wrapped__", found)
 
 
 def dispatch(op_name: str, _semantic: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run utlx op ``op_name`` with the body that matches ``_semantic`` (interpreter or compiler)."""
-    if is_interpreter_semantic(_semantic):
-        return interpreter_impl(op_name)(_semantic, *args, **kwargs)
-    return compiler_impl(op_name, _semantic)(_semantic, *args, **kwargs)
+    """Call utlx op ``op_name`` (its interpreter or compile-path body, as ``_semantic`` says)."""
+    return LANGUAGE.get(op_name)(*args, _semantic=_semantic, **kwargs)
 
 
 def registered_ops() -> dict[str, tuple[bool, bool]]:
-    """``{op: (has_compiler_impl, has_interpreter_impl)}`` for every registered op, for tests and docs."""
-    names = sorted(set(_COMPILER_IMPLS) | set(_INTERPRETER_IMPLS))
-    return {n: (n in _COMPILER_IMPLS, n in _INTERPRETER_IMPLS) for n in names}
+    """``{op: (has_compiler_impl, has_interpreter_impl)}`` for every op with a body, for tests and docs."""
+    out = {}
+    for name, op in sorted(LANGUAGE.ops.items()):
+        kinds = op.implementations()
+        if kinds:
+            out[name] = ("emit" in kinds, "interpret" in kinds)
+    return out

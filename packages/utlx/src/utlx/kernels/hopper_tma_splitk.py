@@ -1,0 +1,214 @@
+"""Split-K GEMM for Hopper: the TMA + mbarrier + async wgmma ring over a slice of K, reduced in fp32.
+
+Why: skinny LLM shapes (``M`` = 16..512, ``N = K = 8192``) have too few output tiles to fill an H200
+(``N / BLOCK_N = 64`` tiles for 132 SMs), and at ``M = 16`` the GEMM only streams B from HBM, so half
+the machine's bandwidth is left idle. Splitting K over ``SPLIT_K`` programs per output tile multiplies
+the programs (and the bytes in flight) by ``SPLIT_K``.
+
+One program per (tile, K slice). Program ``pid`` owns tile ``pid % tiles`` and slice ``pid // tiles``:
+``cdiv(cdiv(K, BLOCK_K), SPLIT_K)`` k-steps through the same ring as :mod:`hopper_tma_persistent`
+(TMA zero-fills past K, so ragged K is exact). Then, in one launch:
+
+1. each program adds its fp32 partial tile into a zeroed fp32 workspace ``ws[M, N]`` (``red.global.add``);
+2. it bumps the tile's arrival counter (int32, stored right after ``ws``) once, with release/acquire
+   semantics at GPU scope, after a CTA barrier (so every thread's adds are released by the one thread that
+   bumps: the pattern CUTLASS's split-K semaphores use);
+3. the program that arrives last reads the finished fp32 tile (L2, ``.cg``), casts it to the output
+   dtype and TMA-stores it to C.
+
+The host zeroes the workspace per call (``torch.zeros``: one device memset, stream-ordered and
+allowed under CUDA-graph capture; no host sync). Summation order between the slices follows arrival
+(fp32 adds; the result rounds once to fp16/bf16).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+import utlx.language as tlx
+from utlx.kernels import hopper_tma_persistent as tma
+from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.hopper_tma_persistent import _load_ab
+
+
+@triton.jit
+def matmul_kernel_tma_splitk(
+    a_desc, b_desc, c_desc, M, N, K, ws_ptr,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr,
+):
+    """Row-major A and B."""
+    _splitk_gemm(a_desc, b_desc, c_desc, M, N, K, ws_ptr, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M,
+                 NUM_STAGES, SPLIT_K, False, False)
+
+
+@triton.jit
+def matmul_kernel_tma_splitk_colmajor(
+    a_desc, b_desc, c_desc, M, N, K, ws_ptr,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr,
+):
+    """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
+    _splitk_gemm(a_desc, b_desc, c_desc, M, N, K, ws_ptr, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M,
+                 NUM_STAGES, SPLIT_K, A_COL, B_COL)
+
+
+@triton.jit
+def _splitk_gemm(
+    a_desc, b_desc, c_desc, M, N, K, ws_ptr,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr,
+):
+    dtype = tlx.dtype_of(a_desc)
+    if A_COL:
+        buffers_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
+    else:
+        buffers_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    if B_COL:
+        buffers_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    else:
+        buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
+    buffer_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
+    ready = tlx.alloc_barriers(NUM_STAGES)
+    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
+
+    num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+    pid = tl.program_id(0)
+    tile = pid % num_tiles
+    split = pid // num_tiles
+    pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+    off_m = pid_m * BLOCK_SIZE_M
+    off_n = pid_n * BLOCK_SIZE_N
+
+    # This program's K slice: k-steps [k_first, k_first + k_tiles) of cdiv(K, BLOCK_SIZE_K).
+    k_total = tl.cdiv(K, BLOCK_SIZE_K)
+    per_split = tl.cdiv(k_total, SPLIT_K)
+    k_first = split * per_split
+    k_tiles = tl.maximum(tl.minimum(per_split, k_total - k_first), 0)
+
+    for i in tl.range(0, NUM_STAGES - 1, num_stages=0):
+        bar = tlx.local_view(ready, i)
+        valid = i < k_tiles
+        tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
+        _load_ab(a_desc, b_desc, buffers_A, buffers_B, i, bar, off_m, off_n, (k_first + i) * BLOCK_SIZE_K, valid,
+                 A_COL, B_COL)
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for kk in tl.range(0, k_tiles, num_stages=0):
+        s = kk % NUM_STAGES
+        tlx.barrier_wait(tlx.local_view(ready, s), (kk // NUM_STAGES) & 1)
+        a_s = tlx.local_view(buffers_A, s)
+        b_s = tlx.local_view(buffers_B, s)
+        if A_COL:
+            a_s = tlx.local_trans(a_s)
+        if B_COL:
+            b_s = tlx.local_trans(b_s)
+        acc = tlx.async_dot(a_s, b_s, acc)
+        # Retire the previous dot; its stage is the one refilled below.
+        acc = tlx.async_dot_wait(1, acc)
+        nk = kk + NUM_STAGES - 1
+        s2 = nk % NUM_STAGES
+        bar2 = tlx.local_view(ready, s2)
+        valid = nk < k_tiles
+        tlx.barrier_expect_bytes(bar2, STAGE_BYTES, pred=valid)
+        _load_ab(a_desc, b_desc, buffers_A, buffers_B, s2, bar2, off_m, off_n, (k_first + nk) * BLOCK_SIZE_K, valid,
+                 A_COL, B_COL)
+    acc = tlx.async_dot_wait(0, acc)
+
+    # Reduce: fp32 adds into the workspace, then one arrival per program on the tile's counter.
+    offs_m = off_m + tl.arange(0, BLOCK_SIZE_M)
+    offs_n = off_n + tl.arange(0, BLOCK_SIZE_N)
+    in_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    ws_tile = ws_ptr + offs_m[:, None] * N + offs_n[None, :]
+    tl.atomic_add(ws_tile, acc, mask=in_c, sem="relaxed", scope="gpu")
+    tl.debug_barrier()  # every thread's adds precede the one release below
+    counters = (ws_ptr + M * N).to(tl.pointer_type(tl.int32), bitcast=True)
+    arrived = tl.atomic_add(counters + tile, 1, sem="acq_rel", scope="gpu")
+    if arrived == SPLIT_K - 1:  # the last slice of this tile: every other slice's adds are visible
+        total = tl.load(ws_tile, mask=in_c, other=0.0, cache_modifier=".cg")
+        c_smem = tlx.local_view(buffer_C, 0)
+        tlx.local_store(c_smem, total.to(dtype))
+        tlx.fence_async_shared()
+        tlx.async_descriptor_store(c_desc, c_smem, [off_m, off_n])
+        tlx.async_descriptor_store_wait(0)
+
+
+def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
+    """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
+    if a_col or b_col:
+        return matmul_kernel_tma_splitk_colmajor, {"A_COL": a_col, "B_COL": b_col}
+    return matmul_kernel_tma_splitk, {}
+
+
+#: TMA boxes: the same as the persistent kernel's (A, B, C tiles).
+descriptor_blocks = tma.descriptor_blocks
+
+
+def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False,
+              b_col: bool = False) -> dict[str, str]:
+    """Signature for compiling without a GPU (host-side descriptors, an fp32 workspace pointer)."""
+    return dict(tma.signature(bm, bn, bk, dtype, a_col, b_col), ws_ptr="*fp32")
+
+
+def _cfg(bm: int, bn: int, bk: int, stages: int, split_k: int, group_m: int = 8) -> dict[str, int]:
+    return {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m,
+            "NUM_STAGES": stages, "SPLIT_K": split_k}
+
+
+#: (constexprs, num_warps) for H100/H200 skinny problems. At N = 8192 on 132 SMs: the 64-row tiles give
+#: 64 (BN=128) or 32 (BN=256) tiles, split 2 or 4 ways into ~128 programs (M <= 64); the 128-row tiles
+#: (two consumer warpgroups) split 2 ways at M = 128.
+CONFIGS = [
+    (_cfg(64, 128, 128, 4, 2), 4),     # 208 KB
+    (_cfg(64, 256, 64, 4, 4), 4),      # 192 KB
+    (_cfg(64, 128, 128, 4, 4), 4),
+    (_cfg(128, 128, 64, 5, 2), 8),     # 192 KB
+    (_cfg(128, 128, 128, 3, 2), 8),    # 224 KB
+    (_cfg(64, 64, 128, 6, 2), 4),      # 200 KB: 128 tiles x 2 slices at N = 8192 (M <= 64)
+    (_cfg(128, 64, 128, 4, 2), 4),     # 208 KB: 128 tiles x 2 slices at N = 8192 (M = 128)
+]
+
+smem_bytes = tma.smem_bytes  # same ring, C staging tile and barriers
+
+
+def programs(M: int, N: int, const: dict[str, int]) -> int:
+    """Grid size: one program per (output tile, K slice)."""
+    return triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"]) * const["SPLIT_K"]
+
+
+def workspace_numel(M: int, N: int, const: dict[str, int]) -> int:
+    """fp32 words of the zeroed workspace: the ``M x N`` partial sums, then one int32 counter per tile."""
+    return M * N + triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
+
+
+def useful(M: int, N: int, K: int, const: dict[str, int], num_sms: int) -> bool:
+    """Whether splitting K can pay: the tiles alone leave SMs idle, and every slice still runs the ring
+    at least ``NUM_STAGES`` k-steps (shorter slices are mostly prologue, and the reduction traffic grows)."""
+    tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
+    per_split = triton.cdiv(triton.cdiv(K, const["BLOCK_SIZE_K"]), const["SPLIT_K"])
+    return tiles < num_sms and per_split >= const["NUM_STAGES"]
+
+
+def launch(a, b, c, config=0):
+    """Run ``c = a @ b`` once (A and B row- or column-major views; host descriptors, a fresh workspace).
+
+    ``config``: an index into :data:`CONFIGS` or a ``(constexprs, num_warps)`` pair.
+    """
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    const, nw = CONFIGS[config] if isinstance(config, int) else config
+    a_col, b_col = tma.column_major(a), tma.column_major(b)
+    M, K = a.shape
+    N = b.shape[1]
+    fn, cols = kernel_for(a_col, b_col)
+    blk_a, blk_b, blk_c = descriptor_blocks(const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"],
+                                            a_col, b_col)
+    ws = torch.zeros(workspace_numel(M, N, const), dtype=torch.float32, device=a.device)
+    a_desc = TensorDescriptor.from_tensor(a.T if a_col else a, blk_a)
+    b_desc = TensorDescriptor.from_tensor(b.T if b_col else b, blk_b)
+    fn[(programs(M, N, const),)](a_desc, b_desc, TensorDescriptor.from_tensor(c, blk_c), M, N, K, ws, **const, **cols,
+                                 num_warps=nw)

@@ -1,0 +1,121 @@
+"""The split-K TMA GEMM (issue 13's skinny shapes) compiles for cuda:90 to what it promises, and
+``utlx.matmul`` offers it (and the narrow-tile TMA configurations) only for skinny problems."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections import Counter
+
+import pytest
+from _helpers import compile_kernel
+from utlx.kernels import hopper_tma_persistent as tp
+from utlx.kernels import hopper_tma_splitk as sk
+
+m = importlib.import_module("utlx.matmul")
+
+
+def _compile(const, nw, dtype="fp16", a_col=False, b_col=False):
+    bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
+    fn, cols = sk.kernel_for(a_col, b_col)
+    return compile_kernel(fn, sk.signature(bm, bn, bk, dtype, a_col, b_col), dict(const, **cols), "cuda:90", nw)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return _compile(*sk.CONFIGS[0])  # 64x128x128, 4 stages, SPLIT_K=2, one warpgroup
+
+
+def test_ptx_tma_ring_wgmma_and_fp32_reduction(compiled):
+    ptx = compiled.asm["ptx"]
+    # the ring: TMA loads completing on mbarriers, 4 stages, async wgmma (BK=128: 8 k16 steps per stage)
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::(cta|cluster)\.global\.mbarrier::complete_tx::bytes", ptx)
+    assert ptx.count("mbarrier.init") == 4
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8
+    assert "cp.async.ca" not in ptx and "cp.async.cg" not in ptx
+    # the reduction: vectorized fp32 atomic adds (64x128 fp32 over 128 threads: 16 x v4 each), then one
+    # acq_rel arrival per program after a CTA barrier
+    atoms = Counter(re.findall(r"atom\.global\.[\w.]+", ptx))
+    assert atoms["atom.global.gpu.relaxed.add.v4.f32"] == 16
+    assert atoms["atom.global.gpu.acq_rel.add.u32"] == 1
+    red_end = ptx.rindex("atom.global.gpu.relaxed.add.v4.f32")
+    arrive = ptx.index("atom.global.gpu.acq_rel.add.u32")
+    assert red_end < arrive and "bar.sync" in ptx[red_end:arrive]
+    # the last slice reads the finished fp32 tile from L2 and stores C by TMA
+    assert ptx.count("ld.global.cg.v4.b32") == 16 and ptx.index("ld.global.cg") > arrive
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", ptx)
+
+
+def test_ttgir_and_shared_memory(compiled):
+    ttgir = compiled.asm["ttgir"]
+    assert "utlx|" not in ttgir and "ttng.async_tma_copy_global_to_local" in ttgir
+    assert re.search(r"tt\.atomic_rmw fadd, relaxed, gpu, .*tensor<64x128x!tt\.ptr<f32>", ttgir)
+    assert re.search(r"tt\.atomic_rmw add, acq_rel, gpu, .*!tt\.ptr<i32>", ttgir)
+    assert "ttng.warp_group_dot" in ttgir
+    const = sk.CONFIGS[0][0]
+    assert compiled.metadata.shared == sk.smem_bytes(const) == 4 * (64 * 128 + 128 * 128) * 2 + 64 * 128 * 2 + 4 * 8
+
+
+@pytest.mark.parametrize(("a_col", "b_col", "dtype"), [(False, True, "bf16"), (True, False, "fp16")],
+                         ids=["bcol-bf16", "acol-fp16"])
+def test_column_major_variants(a_col, b_col, dtype):
+    const, nw = sk.CONFIGS[3]  # 128x128x64, two consumer warpgroups
+    k = _compile(const, nw, dtype, a_col, b_col)
+    ptx = k.asm["ptx"]
+    ptx_type = {"fp16": "f16", "bf16": "bf16"}[dtype]
+    assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{ptx_type}.{ptx_type}" in ptx
+    assert "atom.global.gpu.relaxed.add.v4.f32" in ptx
+    assert k.metadata.shared == sk.smem_bytes(const)
+
+
+def _skinny_additions(shape):
+    base = {c.id for c in m.candidates("hopper", True)}
+    return [c for c in m.candidates("hopper", True, shape=shape) if c.id not in base]
+
+
+def test_skinny_problems_get_split_k_and_narrow_tiles_big_ones_do_not():
+    added = _skinny_additions((16, 8192, 8192))
+    assert {c.family for c in added} == {"tma_splitk", "tma_persistent"}
+    assert len([c for c in added if c.family == "tma_splitk"]) == len(sk.CONFIGS)
+    assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" in {c.id for c in added}
+    for shape in [(4096, 4096, 4096), (16, 8192, 1024), (1024, 8192, 8192)]:  # big M, or short K
+        assert m.candidates("hopper", True, shape=shape) == m.candidates("hopper", True)
+    assert m.candidates("nvidia", True, shape=(16, 8192, 8192)) == m.candidates("nvidia", True)
+    cols = [c for c in m.candidates("hopper", True, b_col=True, shape=(16, 8192, 8192)) if c.family == "tma_splitk"]
+    assert len(cols) == len(sk.CONFIGS) and all(re.search(r"/k[24]/bcol$", c.id) for c in cols)
+
+
+def test_for_problem_keeps_split_k_only_where_it_can_pay():
+    space = m.candidates("hopper", True, shape=(16, 8192, 8192))
+    kept = {c.id for c in m.for_problem(space, 16, 8192, 132, 8192)}
+    assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" in kept  # 64 tiles -> 128 programs
+    # 512 x 8192: 128x128 tiles already fill 132 SMs
+    assert not any(c.family == "tma_splitk" for c in m.for_problem(space, 512, 8192, 132, 8192))
+    # K = 1024 split 4 ways over BK=128: 2 k-steps per slice, fewer than the 4-stage ring
+    short = {c.id for c in m.for_problem(space, 16, 8192, 132, 1024)}
+    assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k4" not in short
+    assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" in short  # 4 k-steps per slice
+    # without K (the old call form) nothing is dropped for being split-K
+    assert len(m.for_problem(space, 16, 8192, 132)) >= len(kept)
+
+
+def test_split_k_geometry():
+    const = sk.CONFIGS[0][0]
+    assert sk.programs(16, 8192, const) == 64 * 2
+    assert sk.workspace_numel(16, 8192, const) == 16 * 8192 + 64
+    assert sk.programs(100, 300, const) == 2 * 3 * 2
+
+
+@pytest.mark.parametrize("cand", [c for c in m.candidates("hopper", True, shape=(16, 8192, 8192))
+                                  if c.id not in {x.id for x in m.candidates("hopper", True)}], ids=lambda c: c.id)
+def test_skinny_candidate_compiles_for_sm90_within_shared_memory(cand):
+    c = cand.config
+    bm, bn, bk = c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"]
+    if cand.family == "tma_splitk":
+        k = _compile(c, cand.num_warps)
+        assert "atom.global.gpu.relaxed.add.v4.f32" in k.asm["ptx"]
+    else:
+        k = compile_kernel(tp.matmul_kernel_tma_persistent, tp.signature(bm, bn, bk),
+                           dict(c, NUM_SMS=tp.ONE_TILE_STRIDE), "cuda:90", cand.num_warps)
+    assert k.metadata.shared == cand.smem_bytes() <= m.SMEM_LIMIT
+    assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]  # the tile's N fits one wgmma

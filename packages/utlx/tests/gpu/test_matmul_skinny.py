@@ -1,0 +1,171 @@
+"""The skinny-problem kernels on the GPU (issue 13: M = 16, 128, 512 with N = K = 8192): every split-K and
+narrow-tile candidate ``utlx.matmul`` adds for skinny shapes, fp16 and bf16, row-major and ``x @ w.T``
+weights, against a float32 reference on fresh random data; the split-K plan through ``utlx.matmul``'s hot
+path, without host syncs, and under CUDA-graph capture (the workspace memset is captured with the kernel).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.gpu
+
+if not torch.cuda.is_available():  # pragma: no cover - CPU machines
+    pytest.skip("needs a GPU", allow_module_level=True)
+
+import utlx  # noqa: E402
+from utlx.gemm_launch import Problem, SplitKLaunch  # noqa: E402
+
+m = importlib.import_module("utlx.matmul")
+HOPPER = not getattr(torch.version, "hip", None) and torch.cuda.get_device_capability()[0] == 9
+if not HOPPER:  # pragma: no cover
+    pytest.skip("the skinny-problem kernels are Hopper TMA/wgmma kernels", allow_module_level=True)
+
+DTYPES = [torch.float16, torch.bfloat16]
+#: issue 13's skinny shapes, plus one ragged in M and N, with K not a multiple of SPLIT_K * BLOCK_K
+SHAPES = [(16, 8192, 8192), (128, 8192, 8192), (512, 8192, 8192), (17, 8200, 4104)]
+NUM_SMS = torch.cuda.get_device_properties(0).multi_processor_count
+
+
+@pytest.fixture(autouse=True)
+def private_tuning(monkeypatch, tmp_path):
+    monkeypatch.setenv("UTLX_MATMUL_TUNE_BUDGET_S", "0")
+    monkeypatch.setenv("UTLX_MATMUL_CACHE", str(tmp_path / "tuning.json"))
+
+
+def operands(M, N, K, dtype, b_col, seed):
+    """A [M, K] and B [K, N] with fresh random values; ``b_col``: B is ``w.T`` for a row-major ``w [N, K]``."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(M, K, device="cuda", dtype=dtype, generator=g)
+    if b_col:
+        return a, torch.randn(N, K, device="cuda", dtype=dtype, generator=g).T
+    return a, torch.randn(K, N, device="cuda", dtype=dtype, generator=g)
+
+
+def check(c, a, b, label=""):
+    ref = a.float() @ b.float()
+    assert c.shape == ref.shape and c.dtype == a.dtype and c.stride() == (ref.shape[1], 1)
+    err = (c.float() - ref).abs().max().item()
+    scale = ref.abs().max().item() + 1e-6
+    tol = (2e-2 if a.dtype == torch.bfloat16 else 1e-2) * scale + 1e-2
+    assert err <= tol, f"{label}: max abs error {err:.4g} > {tol:.4g} (reference max {scale:.4g})"
+
+
+def skinny_candidates(b_col):
+    """What a skinny shape adds to the regular Hopper candidates."""
+    base = {c.id for c in m.candidates("hopper", True, b_col=b_col)}
+    return [c for c in m.candidates("hopper", True, b_col=b_col, shape=(16, 8192, 8192)) if c.id not in base]
+
+
+def test_skinny_shapes_offer_split_k():
+    for M in (16, 128):
+        a, b = operands(M, 8192, 8192, torch.float16, False, seed=1)
+        assert any(c.family == "tma_splitk" for c in m.tuning_candidates(a, b)), M
+
+
+@pytest.mark.parametrize("b_col", [False, True], ids=["rr", "rc"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_every_skinny_candidate(shape, dtype, b_col):
+    """Each candidate bound as matmul binds it: launch 1 through the JIT, launches 2-3 direct, fresh data."""
+    M, N, K = shape
+    cands = skinny_candidates(b_col)
+    assert any(c.family == "tma_splitk" for c in cands)
+    for cand in cands:
+        a, b = operands(M, N, K, dtype, b_col, seed=M + K)
+        launch = cand.bind(Problem.of(a, b, NUM_SMS))
+        assert isinstance(launch, SplitKLaunch) == (cand.family == "tma_splitk")
+        check(launch.matmul(a, b, a.data_ptr(), b.data_ptr()), a, b, f"{cand.id} launch 1")
+        assert launch.direct is not None and launch.direct.call is not None, cand.id
+        assert launch.caches is not None, f"{cand.id}: descriptors were not lowered to TMA"
+        for seed in (2, 3):
+            a2, b2 = operands(M, N, K, dtype, b_col, seed=seed)
+            check(launch.matmul(a2, b2, a2.data_ptr(), b2.data_ptr()), a2, b2, f"{cand.id} seed {seed}")
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+        launch(a2, b2, c)  # into a given C (the tuner's and the rotating benchmark's path)
+        check(c, a2, b2, f"{cand.id} into C")
+
+
+def _pin_split_k(a, b, split_k=2):
+    """Make ``utlx.matmul`` choose a split-K candidate for this problem through its disk cache (what a
+    tuning that picked it leaves behind): the plan is then a SplitKLaunch."""
+    M, K = a.shape
+    N = b.shape[1]
+    a_layout, b_layout = m.layout(tuple(a.stride())), m.layout(tuple(b.stride()))
+    cand = next(c for c in m.tuning_candidates(a, b) if c.family == "tma_splitk" and c.config["SPLIT_K"] == split_k)
+    info = m._device_info(a.device)
+    key = m.TuningCache.key(info.name, m._dtype_tag(a.dtype, a_layout, b_layout), True, M, N, K)
+    m.TuningCache(m.default_cache_path()).put(key, cand.id)
+    return cand
+
+
+@pytest.mark.parametrize("b_col", [False, True], ids=["rr", "rc"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_matmul_runs_a_split_k_plan_without_host_syncs(dtype, b_col):
+    M, N, K = 16, 8192, 8192
+    a, b = operands(M, N, K, dtype, b_col, seed=10)
+    cand = _pin_split_k(a, b)
+    check(utlx.matmul(a, b), a, b)
+    assert m.report_for(a, b).winner.id == cand.id
+    plan = m._PLANS[m.plan_key(a, b)]
+    assert isinstance(plan, SplitKLaunch) and plan.direct is not None and plan.direct.call is not None
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        outs = [utlx.matmul(a, b) for _ in range(5)]
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    for c in outs:
+        check(c, a, b)
+    for seed in (11, 12):  # fresh data on the hot path: no sums carried over from an earlier call
+        a2, b2 = operands(M, N, K, dtype, b_col, seed=seed)
+        check(utlx.matmul(a2, b2), a2, b2)
+
+
+@pytest.mark.parametrize("b_col", [False, True], ids=["rr", "rc"])
+def test_cuda_graph_capture_and_replay_of_a_split_k_plan(b_col):
+    M, N, K = 128, 8192, 8192
+    a, b = operands(M, N, K, torch.bfloat16, b_col, seed=20)
+    _pin_split_k(a, b)
+    check(utlx.matmul(a, b), a, b)
+    assert isinstance(m._PLANS[m.plan_key(a, b)], SplitKLaunch)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        utlx.matmul(a, b)  # warm-up on the side stream
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        c = utlx.matmul(a, b)
+    for seed in (21, 22, 23):  # every replay zeroes its workspace again: no sums carried over
+        a_new, b_new = operands(M, N, K, torch.bfloat16, b_col, seed=seed)
+        a.copy_(a_new)
+        b.copy_(b_new)
+        graph.replay()
+        torch.cuda.synchronize()
+        check(c, a_new, b_new)
+
+
+def test_split_k_under_launch_hooks():
+    """With a Triton launch hook set, the split-K plan takes Triton's own launch path, workspace included."""
+    from triton import knobs
+
+    a, b = operands(16, 8192, 8192, torch.float16, False, seed=30)
+    _pin_split_k(a, b, split_k=4)
+    utlx.matmul(a, b)
+    seen = []
+
+    def hook(metadata):
+        seen.append(metadata.get()["name"])
+
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        check(utlx.matmul(a, b), a, b)
+        check(utlx.matmul(a, b), a, b)
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
+    assert len(seen) == 2 and all("splitk" in name for name in seen), seen
