@@ -298,10 +298,15 @@ def compile_only_gpu(target: GPUTarget | None = None,
 
     Yields the driver (its ``launches`` list fills as kernels are launched); restores everything on exit.
     """
+    from triton.compiler import compiler
     from triton.runtime import autotuner
     from triton.runtime.driver import driver as config
 
     fake = CompileOnlyDriver(target, props)
+    # Triton caches each device's shared-memory limit (``compiler.max_shared_mem``, an lru_cache keyed by device
+    # index): forget it on entry and exit, so this device's limit is what launches check here and never what
+    # another stand-in (an H200's, a test's own fake driver) checks later.
+    compiler.max_shared_mem.cache_clear()
     saved_active = config._active  # may be None: on a CPU machine no default driver can be created
     torch = sys.modules.get("torch")
     if torch is None:
@@ -317,6 +322,7 @@ def compile_only_gpu(target: GPUTarget | None = None,
         with _amd_host(torch) if fake.target.backend == "hip" else contextlib.nullcontext():
             yield fake
     finally:
+        compiler.max_shared_mem.cache_clear()
         config._active = saved_active
         for name, fn in saved_cuda.items():
             setattr(torch.cuda, name, fn)
