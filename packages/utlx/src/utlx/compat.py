@@ -118,6 +118,79 @@ def create_global_load(builder: Any, ptr: Any, mask: Any | None, other: Any | No
     return builder.create_masked_load(ptr, mask, other, cache, evict, volatile)
 
 
+def create_global_store(builder: Any, ptr: Any, value: Any, mask: Any | None) -> None:
+    """``tt.store`` (masked when ``mask`` is given). 3.9 takes a cache-policy attribute."""
+    if version_at_least(3, 9):
+        from triton.experimental.gluon.language._core import _normalize_cache_policy
+
+        policy = _normalize_cache_policy(None, None, None)._to_ir(builder)
+        if mask is None:
+            builder.create_store(ptr, value, policy)
+        else:
+            builder.create_masked_store(ptr, value, mask, policy)
+        return
+    cache, evict = _cache_modifier(builder, ""), _eviction_policy("")
+    if mask is None:
+        builder.create_store(ptr, value, cache, evict)
+    else:
+        builder.create_masked_store(ptr, value, mask, cache, evict)
+
+
+def cache_modifier(text: str) -> Any:
+    """``ir.CACHE_MODIFIER`` for TLX's spelling (``""``, ``".ca"``, ``".cg"``, ``".cv"``, ...)."""
+    return _cache_modifier(None, text)
+
+
+def gluon_builder_has(method: str) -> bool:
+    """Does this Triton's ``GluonOpBuilder`` have ``method``?
+
+    3.6 lacks ``create_local_gather``/``create_local_scatter``, ``create_warp_pipeline_border`` and
+    ``create_extract_slice`` (3.7 has the first three, 3.8 all four); only 3.9 has ``create_amd_sched_barrier``.
+    """
+    return hasattr(gluon_ir().GluonOpBuilder, method)
+
+
+#: The attribute ``create_warp_pipeline_border`` puts on the ``rocdl.sched.barrier`` it makes (3.7-3.9).
+WARP_PIPELINE_BORDER_ATTR = "triton.warp_pipeline.border"
+
+
+def amd_pass_adder(name: str) -> Any:
+    """``amd.passes.ttgpuir.<name>`` or None (``add_warp_pipeline`` exists from 3.7)."""
+    try:
+        from triton._C.libtriton import amd
+    except ImportError:  # a build without the AMD backend
+        return None
+    return getattr(amd.passes.ttgpuir, name, None)
+
+
+#: Triton 3.6 and 3.7 leave a direct-to-LDS copy into a padded shared layout with permuted offset bases
+#: unlowered (an ``unrealized_conversion_cast`` reaches LLVM translation); 3.8+ lowers the same IR.
+DIRECT_TO_LDS_INTO_PERMUTED_PADDED = version_at_least(3, 8)
+#: From 3.8 the AMD backend narrows a direct-to-LDS copy (down to 4 bytes per lane) so that one wave's copy
+#: fits between two paddings; 3.6 and 3.7 keep the copy's width (one wave then writes 64 x its lane bytes).
+DIRECT_TO_LDS_NARROWS_TO_PADDING = version_at_least(3, 8)
+
+
+def create_buffer_load_to_local(builder: Any, smem: Any, base: Any, offsets: Any, mask: Any | None,
+                                other: Any | None, cache: str = "") -> None:
+    """``amdg.buffer_load_to_local`` (same positional call on 3.6-3.9; no stride operand)."""
+    null = _null_value()
+    builder.create_buffer_load_to_local(smem, base, offsets, null if mask is None else mask,
+                                        null if other is None else other, null, _cache_modifier(builder, cache))
+
+
+def same_layout(builder: Any, a: Any, b: Any, shape: list[int]) -> bool:
+    """Do two Gluon layouts place the elements of a tensor of ``shape`` identically (as linear layouts)?"""
+    from triton.experimental.gluon import language as ttgl
+
+    def linear(layout: Any) -> Any:
+        if isinstance(layout, ttgl.DistributedLinearLayout):
+            return layout
+        return builder.to_linear_layout(layout._to_ir(builder), list(shape))
+
+    return linear(a) == linear(b)
+
+
 def create_local_alloc(builder: Any, memdesc_ty: Any) -> Any:
     """An uninitialised ``ttg.local_alloc`` of ``memdesc_ty`` (same call on all versions, overloaded on 3.6-3.8)."""
     return builder.create_local_alloc(memdesc_ty)
@@ -158,8 +231,6 @@ def nvmma_distributed_layout(warps_per_cta: list[int], instr_shape: list[int]):
     from triton.experimental.gluon import language as ttgl
 
     return ttgl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps_per_cta, instr_shape=instr_shape)
-
-
 
 
 def descriptor_load(_semantic: Any, desc: Any, offsets: list) -> Any:
@@ -337,6 +408,12 @@ def autotuner_class() -> type:
     return Autotuner
 
 
+#: Triton 3.9's ``Autotuner.__init__`` rejects ``key`` names that are not kernel arguments; the fork (and
+#: Triton 3.6-3.8) ignore them when computing the tuning key. ``Autotuner.__init__(self, fn, arg_names, configs,
+#: key, ...)`` has the same positional parameters on 3.6-3.9.
+AUTOTUNER_REJECTS_UNKNOWN_KEYS = version_at_least(3, 9)
+
+
 def launch_options_hook() -> tuple[type, str]:
     """Where a launch's keyword options are checked, on the compile (cache-miss) path only:
     ``JITFunction._pack_args(backend, kwargs, ...)`` rejects keywords that are neither parameters nor
@@ -354,6 +431,33 @@ def gpu_target_class() -> type:
     return GPUTarget
 
 
+#: Options of Meta's fork's ``HIPOptions`` that stock Triton lacks (launch/``triton.Config`` keywords), with the
+#: Python types they take. Register-allocation and scheduling controls of the fork's LLVM flags and TTGIR
+#: passes; ``llvm_fn_attrs`` is stock from 3.8.
+FORK_HIP_OPTIONS: dict[str, tuple[type, ...]] = {
+    "reverse_local_assignment": (bool,), "sink_insts_to_avoid_spills": (bool,),
+    "regclass_priority_trumps_globalness": (bool,), "disable_unclustered_high_rp_reschedule": (bool,),
+    "enable_sched_group_barrier_scheduler": (bool,), "sched_group_barrier_mfma_per_dwordx4": (int,),
+    "sched_group_barrier_required_region_count": (int,), "enable_tree_reduction": (bool,),
+    "launch_cluster": (bool,), "multicast": (bool,), "llvm_fn_attrs": (str, tuple, list), "schedule_hint": (str,),
+}
+
+
+@cache
+def hip_option_fields() -> frozenset[str]:
+    """The fields of this Triton's ``HIPOptions`` (empty when the AMD backend is missing)."""
+    try:
+        from triton.backends.amd.compiler import HIPOptions
+    except ImportError:  # a build without the AMD backend
+        return frozenset()
+    return frozenset(HIPOptions.__dataclass_fields__)
+
+
+def backend_is_hip(backend: Any) -> bool:
+    """Is ``backend`` (what ``JITFunction._pack_args`` receives) Triton's AMD backend?"""
+    return getattr(getattr(backend, "target", None), "backend", None) == "hip"
+
+
 # ---------------------------------------------------------------- interpreter (TRITON_INTERPRET=1)
 # The interpreter is private Triton API. Its shape is the same from 3.6 to 3.9 (``_patch_lang(fn)``
 # returning a restorable scope, ``FunctionRewriter.ast_transformer``, ``TensorHandle``,
@@ -369,6 +473,13 @@ def interpreting() -> bool:
 def interpreter() -> ModuleType:
     """``triton.runtime.interpreter`` (imported on demand: it is not needed to compile kernels)."""
     return importlib.import_module("triton.runtime.interpreter")
+
+
+def is_interpreter_semantic(semantic: Any) -> bool:
+    """Is ``semantic`` the numpy-backed one the interpreter passes to builtins? By its builder's class name, not
+    identity with :func:`interpreter_semantic`: Triton 3.6 builds a fresh ``TritonSemantic`` per patched builtin."""
+    builder = getattr(semantic, "builder", None)
+    return builder is not None and type(builder).__name__ == "InterpreterBuilder"
 
 
 def interpreter_semantic() -> Any:
@@ -452,6 +563,17 @@ def tensor_data(value: Any) -> Any:
     return value.handle.data
 
 
+def interpreter_builder_class() -> type:
+    """``InterpreterBuilder``: its ``create_dot(a, b, d, input_precision, max_num_imprecise_acc)`` computes
+    ``tl.dot`` on the CPU (same method and arguments on 3.6-3.9)."""
+    return interpreter().InterpreterBuilder
+
+
+def interpreter_tensor_handle(data: Any, dtype: Any) -> Any:
+    """An interpreter ``TensorHandle`` (numpy ``data`` in ``np_dtype(dtype)`` storage)."""
+    return interpreter().TensorHandle(data, dtype)
+
+
 def patch_lang_owner() -> tuple[ModuleType, str]:
     """Where the interpreter looks up ``_patch_lang`` on every launch (a module global)."""
     return interpreter(), "_patch_lang"
@@ -504,6 +626,45 @@ def uninstall_with_hook() -> None:
     if original is not None:
         CodeGenerator.visit_With = original
     _WITH_HOOK.pop("handler", None)
+
+
+_LISTCOMP_HOOK: dict[str, Any] = {}
+
+
+def install_listcomp_hook(handler: Callable[[Any, Any], Any]) -> None:
+    """Route ``CodeGenerator.visit_ListComp`` through ``handler(generator, node)`` first: it returns the
+    comprehension's value, or ``NotImplemented`` to let the stock method (tuple comprehensions only) run."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    original = _LISTCOMP_HOOK.setdefault("original", CodeGenerator.visit_ListComp)
+
+    def visit_ListComp(self: Any, node: Any) -> Any:
+        out = _LISTCOMP_HOOK["handler"](self, node)
+        return original(self, node) if out is NotImplemented else out
+
+    visit_ListComp.__utlx_hook__ = True
+    _LISTCOMP_HOOK["handler"] = handler
+    CodeGenerator.visit_ListComp = visit_ListComp
+
+
+def uninstall_listcomp_hook() -> None:
+    from triton.compiler.code_generator import CodeGenerator
+
+    original = _LISTCOMP_HOOK.pop("original", None)
+    if original is not None:
+        CodeGenerator.visit_ListComp = original
+    _LISTCOMP_HOOK.pop("handler", None)
+
+
+def codegen_comprehension(generator: Any, node: Any, items: list[Any]) -> Any:
+    """The tuple ``(elt for target in items)`` of a one-generator comprehension, traced item by item (as the
+    stock method does for tuples)."""
+    results = []
+    comp = node.generators[0]
+    for item in items:
+        generator.set_value(comp.target.id, item)
+        results.append(generator.visit(node.elt))
+    return tl.tuple(results)
 
 
 def with_hook_installed() -> bool:

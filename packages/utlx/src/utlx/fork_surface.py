@@ -1,7 +1,16 @@
 """The Triton surface that TLX code uses and only Meta's fork has, accepted while utlx is enabled.
 
 TLX tutorials construct ``triton.Config(..., ctas_per_cga=(n, 1, 1))`` at import time (a TypeError on stock
-Triton) and Meta's own helpers call ``GPUTarget.is_cuda_backend()``. Each addition here checks
+Triton) and Meta's own helpers call ``GPUTarget.is_cuda_backend()``. The AMD tutorials pass options that only
+the fork's ``HIPOptions`` has (``reverse_local_assignment=True``, ``enable_sched_group_barrier_scheduler=True``,
+``llvm_fn_attrs=...`` before 3.8: stock raises "Keyword argument ... was specified but unrecognised"): they are
+LLVM register-allocation and scheduling controls of the fork, so on AMD launches they are checked and then
+dropped (no effect on stock Triton, documented in docs/utlx.md). And one of them builds tuples with a list
+comprehension over ``range(N)`` (``[tlx.local_alloc(...) for _ in range(n)]``), which the fork's code
+generator accepts and stock's does not (tuple comprehensions only): utlx accepts a comprehension over a
+``range`` of compile-time ints, as the fork does. And some list autotune ``key`` names that are not kernel
+arguments, which the fork ignores (as Triton 3.6-3.8 do) and Triton 3.9 rejects at import: utlx leaves such
+names out of the key on 3.9, as the others never used them. Each addition here checks
 :func:`utlx.plugin.enabled` when it is used, so it is gone again (stock Triton's behaviour and errors) once
 utlx is disabled (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx, or ``tritonx.disable_plugins``);
 with utlx disabled in the environment at import, nothing is patched at all. Where the classes and methods
@@ -113,6 +122,15 @@ def _config_str(original: Callable[..., Any]) -> Callable[..., Any]:
 # ---------------------------------------------------------------------------------------- autotuner
 
 
+def _autotuner_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    def __init__(self: Any, fn: Any, arg_names: Any, configs: Any, key: Any, *args: Any, **kwargs: Any) -> None:
+        if enabled() and _compat.AUTOTUNER_REJECTS_UNKNOWN_KEYS and key:
+            key = [name for name in key if name in arg_names]  # never part of a tuning key before 3.9
+        original(self, fn, arg_names, configs, key, *args, **kwargs)
+
+    return __init__
+
+
 def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
     def prune_configs(self: Any, kwargs: dict[str, Any]) -> list[Any]:
         configs = original(self, kwargs)
@@ -136,8 +154,21 @@ def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
 # --------------------------------------------------------------------------------- launch keywords
 
 
+def _fork_hip_options(kwargs: dict[str, Any], where: str) -> None:
+    """Drop the fork-only ``HIPOptions`` keywords (after checking their types) from an AMD launch."""
+    stock = _compat.hip_option_fields()
+    for name, types in _compat.FORK_HIP_OPTIONS.items():
+        if name not in kwargs or name in stock:
+            continue
+        value = kwargs.pop(name)
+        if not isinstance(value, types):
+            raise TypeError(f"{where}: option {name}={value!r} must be {' or '.join(t.__name__ for t in types)}")
+
+
 def _pack_args(original: Callable[..., Any]) -> Callable[..., Any]:
     def pack_args(self: Any, backend: Any, kwargs: dict[str, Any], *rest: Any) -> Any:
+        if enabled() and _compat.backend_is_hip(backend):
+            _fork_hip_options(kwargs, f"launching {getattr(self, '__name__', self)}")
         if CTAS_PER_CGA in kwargs and enabled():
             dims = kwargs.pop(CTAS_PER_CGA)
             if dims is not None:
@@ -171,6 +202,30 @@ def is_cuda_backend(self: Any) -> bool:
     return self.backend in ("cuda", "tileir")
 
 
+# ------------------------------------------------------------------------------- list comprehensions
+
+
+def range_comprehension(generator: Any, node: Any) -> Any:
+    """``[f(i) for i in range(...)]`` over compile-time ints, as a tuple (the fork's rule); else
+    ``NotImplemented`` (stock Triton's own method then accepts tuple comprehensions, or raises)."""
+    import ast
+
+    from triton.language import core as tl
+
+    if not enabled() or len(node.generators) != 1:
+        return NotImplemented
+    comp = node.generators[0]
+    call = comp.iter
+    if comp.ifs or not isinstance(comp.target, ast.Name) or not isinstance(call, ast.Call) or call.keywords:
+        return NotImplemented
+    if not isinstance(call.func, ast.Name) or call.func.id != "range" or generator.visit(call.func) is not range:
+        return NotImplemented
+    bounds = [tl._unwrap_if_constexpr(generator.visit(arg)) for arg in call.args]
+    if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+        return NotImplemented  # runtime bounds: stock's error
+    return _compat.codegen_comprehension(generator, node, [tl.constexpr(i) for i in range(*bounds)])
+
+
 # --------------------------------------------------------------------------------------- install
 
 
@@ -182,6 +237,7 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (config, "all_kwargs", _config_all_kwargs),
         (config, "__str__", _config_str),
         (_compat.autotuner_class(), "prune_configs", _prune_configs),
+        (_compat.autotuner_class(), "__init__", _autotuner_init),
         (owner, name, _pack_args),
     ]
 
@@ -193,12 +249,14 @@ def install() -> None:
     target = _compat.gpu_target_class()
     if "is_cuda_backend" not in vars(target):
         target.is_cuda_backend = _EnabledMethod(is_cuda_backend)
+    _compat.install_listcomp_hook(range_comprehension)
 
 
 def uninstall() -> None:
     """Give Triton back its own methods (tests; ``install`` again re-adds them)."""
     for owner, name, _ in _targets():
         _unpatch(owner, name)
+    _compat.uninstall_listcomp_hook()
     target = _compat.gpu_target_class()
     if isinstance(vars(target).get("is_cuda_backend"), _EnabledMethod):
         del target.is_cuda_backend

@@ -4,9 +4,16 @@ Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pip
 language's (``utlx.language._op.LANGUAGE``):
 
 * after ``convert-triton-to-tritongpu``: lower the TLX placeholders to TTGIR (``utlx.compiler.lowering``);
-* after ``tritongpu-pipeline`` (NVIDIA): put back the cp.async wait counts the software pipeliner reset.
+* after ``tritongpu-pipeline`` (NVIDIA) and ``tritonamdgpu-pipeline`` (AMD): put back the async-copy wait
+  counts the software pipeliner reset;
+* in place of ``tritonamdgpu-canonicalize-pointers``: the stock pass, skipped for modules holding buffer ops a
+  TLX kernel built itself (``utlx.compiler.amd_passes``);
+* after ``tritongpu-reduce-data-duplication``: in AMD TLX kernels, the LDS round trips that pass made for MFMA
+  operands become layout conversions again (``amd_passes.dot_operand_conversions_pass``);
+* after the TTGIR stage's last ``symbol-dce``: AMD's warp-pipeline pass for kernels with
+  ``warp_pipeline_stage`` borders, and the ``dump_layout``/``assert_same_layout`` reports.
 
-Both passes return at once for kernels without TLX ops, so the plugin is enabled by default and plain
+Every pass returns at once for kernels without TLX ops, so the plugin is enabled by default and plain
 Triton kernels compile byte-identically. utlx needs tritonx-core (a declared dependency): tritonx owns
 Triton's stages hook, so utlx never sets or chains it itself.
 """

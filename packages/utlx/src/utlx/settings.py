@@ -43,6 +43,11 @@ class UtlxSettings(Settings):
         doc="an `async_load` whose rows cannot be proven aligned for cp.async compiles to a synchronous load with "
             "a performance warning; `0` makes it a compile error instead (read once at import: it enters the "
             "compile cache key)")
+    strict_amd = BoolField(
+        "UTLX_STRICT_AMD", False,
+        doc="an AMD TLX op that stock Triton can compile only to slower code than written (a dropped register "
+            "pin, a staged direct-to-LDS copy, an ignored schedule hint) is a compile error instead of a "
+            "performance warning (read once at import: it enters the compile cache key)")
     matmul_ws = BoolField(
         "UTLX_MATMUL_WS", True, doc="the warp-specialized kernel is one of `utlx.matmul`'s candidates")
     matmul_tune_budget_s = FloatField(

@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.backends.driver import DriverBase  # noqa: E402
 from triton.backends.nvidia import driver as nv  # noqa: E402
+from triton.compiler.compiler import max_shared_mem  # noqa: E402
 from triton.runtime import driver as drv  # noqa: E402
 from utlx import compat, gemm_launch  # noqa: E402
 from utlx.gemm_launch import Problem  # noqa: E402
@@ -109,9 +110,11 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(gemm_launch, "_current_device_fn", lambda: (lambda: None))  # CPU tensors: index None
     monkeypatch.setattr(m, "_device_info", lambda device: m.DeviceInfo("hopper", "Fake H200", 132))
     compat.tensordesc_expander.cache_clear()
+    max_shared_mem.cache_clear()  # Triton's per-device limit, cached by device index: the fake H200's here only
     yield fake.utils
     drv._active = saved
     compat.tensordesc_expander.cache_clear()
+    max_shared_mem.cache_clear()
 
 
 def _operands(M, N, K, dtype, a_col, b_col):

@@ -11,7 +11,7 @@ _compile = compile_corpus
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942", "hip:gfx950"])
 @pytest.mark.parametrize("name", ["elementwise", "softmax", "matmul", "gluon"])
 def test_no_tlx_op_means_stock_output(name, target):
     saved = tritonx.active()

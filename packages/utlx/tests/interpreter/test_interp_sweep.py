@@ -8,9 +8,10 @@ The interpreter ignores ``num_warps``, so tiles that differ
 only in warps run once. Persistent kernels run on ``gemm_sweep.INTERPRETER_PROGRAMS`` programs so each
 walks several tiles and its rings wrap across tiles.
 
-Known limit, not utlx's: stock Triton's interpreter computes ``tl.dot`` on bf16 inputs from the raw bits
-(relative error ~1e9 on random data; reproduction in ``test_stock_interpreter_bf16_dot_is_wrong``), so the
-register-staged kernel (``tl.dot``) is swept in fp16 only; utlx's own ``async_dot`` is right in bf16.
+Stock Triton's interpreter computes ``tl.dot`` on bf16 inputs from the raw bits (relative error ~1e9 on random
+data); utlx fixes that in the interpreter when it is imported (``utlx.interpreter.hooks.bf16_dot``), so the
+register-staged kernel (``tl.dot``) is swept in bf16 too. ``test_bf16_tl_dot_is_right_with_utlx`` shows both:
+right with utlx's fix, wrong by orders of magnitude with stock's method.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ import torch
 import triton
 import triton.language as tl
 
-_STOCK_DOT_STYLES = {"register_staged"}
-
-
 #: Tiles per style (in cover order) that every default run checks.
 DEFAULT_TILES_PER_STYLE = 4
 
@@ -36,7 +34,7 @@ def _cases() -> list:
     rank: dict[str, int] = {}
     for style, tile, dtype in G.cases():
         key = (style, tile.bm, tile.bn, tile.bk, tile.stages, dtype)
-        if key in seen or (style in _STOCK_DOT_STYLES and dtype == "bfloat16"):
+        if key in seen:
             continue
         seen.add(key)
         n = rank.setdefault((style, dtype), 0)
@@ -73,12 +71,24 @@ def _stock_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     tl.store(c + r[:, None] * BN + n[None, :], tl.dot(x, y))
 
 
-def test_stock_interpreter_bf16_dot_is_wrong():
-    """Why the register-staged kernel skips bf16 here: plain Triton, no utlx op, wrong by orders of magnitude.
-    When this starts failing, stock Triton fixed it: add bf16 back for the tl.dot styles."""
-    a = torch.randn(32, 32).to(torch.bfloat16)
-    b = torch.randn(32, 32).to(torch.bfloat16)
+def _bf16_dot_error(seed: int) -> float:
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(32, 32, generator=gen).to(torch.bfloat16)
+    b = torch.randn(32, 32, generator=gen).to(torch.bfloat16)
     c = torch.empty(32, 32)
     _stock_dot[(1,)](a, b, c, BM=32, BN=32, BK=32)
     ref = a.float() @ b.float()
-    assert float((c - ref).norm() / ref.norm()) > 1.0
+    return float((c - ref).norm() / ref.norm())
+
+
+def test_bf16_tl_dot_is_right_with_utlx(monkeypatch):
+    """A plain Triton kernel (no utlx op): bf16 ``tl.dot`` under the interpreter is exact with utlx imported, and
+    wrong by orders of magnitude with stock's ``create_dot``. When the second half fails, stock Triton fixed it:
+    drop ``utlx.interpreter.hooks.bf16_dot``."""
+    from utlx import compat
+
+    assert _bf16_dot_error(0) < 1e-6  # float32 accumulation of exact bf16 products
+    builder = compat.interpreter_builder_class()
+    stock = builder.create_dot.__utlx_interpreter_patched__
+    monkeypatch.setattr(builder, "create_dot", stock)
+    assert _bf16_dot_error(0) > 1.0

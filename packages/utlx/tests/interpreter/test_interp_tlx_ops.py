@@ -655,3 +655,26 @@ def test_autotuned_tlx_kernel_with_ctas_per_cga_configs():
         _autotuned_scale[(1,)](x, y, N=32)
     np.testing.assert_array_equal(y.numpy(), x.numpy() * 3.0)  # the cluster-of-2 config was not run
     assert len(_BENCHED) <= 1  # nor timed (Triton >= 3.7 does not time a single surviving config)
+
+
+@triton.jit
+def _arrive_when(flag, out_ptr):
+    bars = tlx.alloc_barriers(num_barriers=1, arrive_count=2)
+    tlx.barrier_arrive(bars[0], pred=flag > 0)
+    tlx.barrier_arrive(bars[0])
+    tlx.barrier_wait(bars[0], 0)  # complete only if both arrived
+    tl.store(out_ptr, flag)
+
+
+def test_barrier_arrive_pred_arrives_only_when_true():
+    from utlx.interpreter import UtlxDeadlockError
+
+    out = torch.full((1,), -1, dtype=torch.int32)
+    _arrive_when[(1,)](1, out)
+    assert int(out) == 1
+    with pytest.raises(Exception) as info:  # pred false: one arrival of two, the wait never completes
+        _arrive_when[(1,)](0, out)
+    exc = info.value
+    while exc is not None and not isinstance(exc, UtlxDeadlockError):
+        exc = exc.__cause__ or exc.__context__
+    assert exc is not None, info.value

@@ -127,3 +127,19 @@ def test_disabled_by_the_environment_patches_nothing(env):
                           env={"PATH": "/usr/bin:/bin", **env})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["False", "False", "False"]
+
+
+def test_autotune_key_names_that_are_not_arguments_are_ignored():
+    """The fork (and Triton 3.6-3.8) ignore them; Triton 3.9 raises at decoration unless utlx leaves them out."""
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 16})], key=["n", "NOT_AN_ARGUMENT"])
+    @triton.jit
+    def _kernel(x_ptr, n, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+    from utlx import compat
+
+    want = ["n"] if compat.AUTOTUNER_REJECTS_UNKNOWN_KEYS else ["n", "NOT_AN_ARGUMENT"]  # older: kept, never used
+    assert list(_kernel.keys) == want

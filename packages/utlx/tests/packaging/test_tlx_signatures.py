@@ -1,7 +1,11 @@
 """Every name of Meta's ``triton.language.extra.tlx.__all__`` exists in utlx with TLX's signature.
 
-The reference is the ``triton-utlx==3.8.0.post16`` wheel from PyPI (downloaded once into a cache outside the
-repo by ``meta_wheel``; the test skips, saying why, when it cannot be had). Its ``tlx`` package is read with
+Two references: the ``triton-utlx==3.8.0.post16`` wheel from PyPI (downloaded once into a cache outside the
+repo by ``meta_wheel``; the test skips, saying why, when it cannot be had), and Meta's fork at the commit
+``fbtriton_checkout`` pins (read from ``$UTLX_FBTRITON_DIR``; skipped when unset). The fork is newer: where
+it added parameters (``local_load(layout=, relaxed=)``, ``barrier_arrive(pred=)``, ...), utlx follows it, and
+the wheel's check only asks that the wheel's parameters come first, unchanged (so every call written for
+the wheel binds the same). Its ``tlx`` package is read with
 ``ast`` and never imported (it needs Meta's native plugin). Compared per name: parameter names, kinds,
 order and defaults of functions and ops, of class constructors and of their public methods; the members of
 enums; and which parameters of ``@triton.jit`` helpers are ``tl.constexpr``. TLX's internal plumbing
@@ -19,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import fbtriton_checkout
 import meta_wheel
 import pytest
 import triton
@@ -30,6 +35,10 @@ PLUMBING = {"_semantic", "_builder", "_generator", "self", "cls"}
 IR_ONLY_METHODS = {"to_ir"}
 #: Listed in the wheel's ``__all__`` without a definition anywhere in its ``tlx`` package.
 UNDEFINED_IN_WHEEL = {"CLCPipeliner"}
+#: Names whose signature in Meta's fork (the pinned commit) has more parameters than in the 3.8.0.post16 wheel;
+#: utlx has the fork's, so against the wheel only the leading parameters must match.
+EXTENDED_SINCE_WHEEL = {"async_tasks", "tensor_memory_layout_encoding", "local_load", "local_reinterpret",
+                        "async_descriptor_load", "barrier_arrive"}
 _MISSING = object()
 
 
@@ -98,6 +107,7 @@ _KINDS = {
 
 
 def _utlx_params(fn: Any, constexprs: set[str] = frozenset()) -> list[Param]:
+    fn = getattr(fn, "fn", fn) if type(fn).__name__ == "ConstexprFunction" else fn  # @constexpr_function
     out = []
     for p in inspect.signature(fn).parameters.values():
         if p.name in PLUMBING:
@@ -155,10 +165,30 @@ def _is_context_manager(cls: ast.ClassDef) -> bool:
     return {"__enter__", "__exit__"} <= methods
 
 
+#: Names whose signature the fork changed incompatibly since the wheel (other defaults, other parameters). They
+#: are Blackwell-only (CLC, mxfp8 packing), which utlx does not compile; it keeps the wheel's signature.
+CHANGED_IN_FORK = {"clc_producer", "clc_consumer", "_to_mxfp8_block"}
+
+_EXTENDING: list[set[str]] = [set()]
+
+
 def _compare(name: str, wheel: list[Param], ours: list[Param]) -> list[str]:
     if wheel == ours:
         return []
+    if name.split(".")[0] in _EXTENDING[0]:
+        extra = ours[len(wheel):]
+        if ours[:len(wheel)] == wheel and all(p.default is not _MISSING or p.kind in ("*args", "**kwargs")
+                                               for p in extra):
+            return []
     return [f"{name}: TLX {wheel} != utlx {ours}"]
+
+
+def _problems(names: list[str], exported: dict[str, ast.AST], extending: set[str] = frozenset()) -> list[str]:
+    _EXTENDING[0] = set(extending)
+    try:
+        return [msg for n in names if n in exported for msg in _check(n, exported[n], getattr(utlx, n))]
+    finally:
+        _EXTENDING[0] = set()
 
 
 def _check(name: str, node: ast.AST, obj: Any) -> list[str]:
@@ -211,8 +241,30 @@ def test_every_tlx_name_exists_with_tlx_signature(tlx_root):
     assert {n for n in names if n not in exported} == UNDEFINED_IN_WHEEL
     missing = [n for n in names if not hasattr(utlx, n)]
     assert missing == [], f"names of tlx.__all__ missing in utlx: {missing}"
-    problems = [msg for n in names if n in exported for msg in _check(n, exported[n], getattr(utlx, n))]
+    problems = _problems(names, exported, EXTENDED_SINCE_WHEEL)
     assert problems == [], "\n".join(problems)
+
+
+def test_every_name_of_the_pinned_fork_exists_with_its_signature():
+    """The fork's TLX (``third_party/tlx/language/tlx`` at the pin): every exported name, exact signatures."""
+    root = fbtriton_checkout.language_dir()
+    if root is None:
+        pytest.skip(fbtriton_checkout.unavailable_reason())
+    names, exported = _wheel_exports(root)
+    missing = [n for n in names if not hasattr(utlx, n)]
+    assert missing == [], f"names of the fork's tlx.__all__ missing in utlx: {missing}"
+    problems = _problems([n for n in names if n not in CHANGED_IN_FORK], exported)
+    assert problems == [], "\n".join(problems)
+    still_changed = {n for n in CHANGED_IN_FORK if _problems([n], exported)}
+    assert still_changed == CHANGED_IN_FORK, "a name of CHANGED_IN_FORK matches the fork again: drop it there"
+
+
+def test_extended_names_really_extend_the_wheel(tlx_root):
+    """The leniency above is only for names that gained parameters; the rest stay exact."""
+    _, exported = _wheel_exports(tlx_root)
+    assert EXTENDED_SINCE_WHEEL <= set(exported)
+    changed = {n for n in EXTENDED_SINCE_WHEEL if _problems([n], exported)}
+    assert changed == EXTENDED_SINCE_WHEEL
 
 
 def test_tlx_star_import_gives_every_name(tlx_root):

@@ -1,4 +1,5 @@
-"""A compile-only stand-in for an H200: Triton compiles for cuda:90 on a machine without a GPU.
+"""A compile-only stand-in for an H200, MI300X or MI355X: Triton compiles for cuda:90, gfx942 or gfx950 on a
+machine without a GPU.
 
 Why: the acceptance tests of issue 10 drive Meta's TLX tutorials *through their own host functions*
 (``matmul(a, b)``, ``attention(q, k, v, sm_scale)``), unchanged. Those functions do GPU-only things at
@@ -19,6 +20,13 @@ decorators, autotuning (which times configs on the device), and finally the laun
 * an autotuner that keeps only the **first surviving config** (after the kernel's own
   ``early_config_prune``/``perf_model``) and never times anything: there is no device to time on, and the
   acceptance criterion is "compiled with its first surviving autotune config".
+
+For an AMD target (``GPUTarget("hip", "gfx942" | "gfx950", 64)``, issue 17's corpus of Meta's AMD tutorials)
+the driver answers like an MI300X (gfx942: 304 CUs, 64 KiB of LDS) or an MI355X (gfx950: 256 CUs, 160 KiB),
+maps argument types with the AMD backend's table, and, for the duration of the block, makes tensors report
+``is_cuda`` (a ROCm build of torch says True for GPU tensors, and the AMD tutorials assert it) and makes
+``triton.testing.do_bench`` run the function once and report a constant time (a tutorial that picks its
+fastest path by timing then compiles every candidate and keeps the first).
 
 Everything is restored on exit (also on error), so the rest of the test session sees stock Triton.
 Under ``TRITON_INTERPRET=1`` the same context makes the tutorials importable on the CPU (their
@@ -50,6 +58,37 @@ H200 = {
     "mem_clock_rate": 3_201_000,  # kHz
     "mem_bus_width": 6144,
 }
+
+
+#: What an MI300X (gfx942, CDNA3) reports for the fields the AMD tutorials and Triton's HIP path read.
+MI300X = {
+    "name": "AMD Instinct MI300X (compile-only stand-in)",
+    "gcnArchName": "gfx942:sramecc+:xnack-",
+    "multi_processor_count": 304,
+    "max_shared_mem": 65536,
+    "total_memory": 205_822_885_888,
+    "warp_size": 64,
+    "max_threads_per_block": 1024,
+    "mem_clock_rate": 1_300_000,
+    "mem_bus_width": 8192,
+    "major": 9,
+    "minor": 4,
+}
+
+#: What an MI355X (gfx950, CDNA4) reports.
+MI355X = dict(MI300X, name="AMD Instinct MI355X (compile-only stand-in)", gcnArchName="gfx950:sramecc+:xnack-",
+              multi_processor_count=256, max_shared_mem=163840, total_memory=309_237_645_312, minor=5)
+
+#: Device properties per target.
+PROPERTIES = {"cuda:90": H200, "hip:gfx942": MI300X, "hip:gfx950": MI355X}
+
+
+def default_properties(target: GPUTarget) -> dict[str, Any]:
+    """The stand-in device's properties for ``target`` (an H200 for any NVIDIA target)."""
+    key = f"{target.backend}:{target.arch}"
+    if key not in PROPERTIES and target.backend == "hip":
+        raise ValueError(f"compile-only driver: no stand-in device for {key} (known: {sorted(PROPERTIES)})")
+    return PROPERTIES.get(key, H200)
 
 
 class NoDeviceError(RuntimeError):
@@ -130,7 +169,7 @@ class CompileOnlyDriver(DriverBase):
                  torch_device: str = "cpu") -> None:
         super().__init__()
         self.target = target or GPUTarget("cuda", 90, 32)
-        self.utils = _Utils(dict(H200, **(props or {})))
+        self.utils = _Utils(dict(default_properties(self.target), **(props or {})))
         self.torch_device = torch_device
         self.launches: list[Launch] = []
         driver = self
@@ -176,7 +215,10 @@ class CompileOnlyDriver(DriverBase):
         return (arch // 10, arch % 10) if isinstance(arch, int) else (0, 0)
 
     def map_python_to_cpp_type(self, ty: str) -> str:
-        from triton.backends.nvidia.driver import ty_to_cpp
+        if self.target.backend == "hip":
+            from triton.backends.amd.driver import ty_to_cpp
+        else:
+            from triton.backends.nvidia.driver import ty_to_cpp
 
         return ty_to_cpp(ty)
 
@@ -223,17 +265,48 @@ def _untimed_bench(self: Any, *args: Any, config: Any, **kwargs: Any) -> list[fl
     return [0.0, 0.0, 0.0]
 
 
+def _run_once(fn: Any, *args: Any, **kwargs: Any) -> float:
+    """``triton.testing.do_bench`` stand-in: one call (its launches are compiled and recorded), a constant time."""
+    fn()
+    return 1.0
+
+
+@contextlib.contextmanager
+def _amd_host(torch: Any) -> Iterator[None]:
+    """``Tensor.is_cuda`` True and ``triton.testing.do_bench`` untimed, for an AMD target (see the module doc)."""
+    import triton.testing
+
+    own = "is_cuda" in vars(torch.Tensor)
+    saved_is_cuda = vars(torch.Tensor).get("is_cuda")
+    saved_bench = triton.testing.do_bench
+    torch.Tensor.is_cuda = property(lambda self: True)
+    triton.testing.do_bench = _run_once
+    try:
+        yield
+    finally:
+        triton.testing.do_bench = saved_bench
+        if own:
+            torch.Tensor.is_cuda = saved_is_cuda
+        else:
+            del torch.Tensor.is_cuda
+
+
 @contextlib.contextmanager
 def compile_only_gpu(target: GPUTarget | None = None,
                      props: dict[str, Any] | None = None) -> Iterator[CompileOnlyDriver]:
-    """Install :class:`CompileOnlyDriver`, the H200 ``torch.cuda`` answers and first-config autotuning.
+    """Install :class:`CompileOnlyDriver`, the device's ``torch.cuda`` answers and first-config autotuning.
 
     Yields the driver (its ``launches`` list fills as kernels are launched); restores everything on exit.
     """
+    from triton.compiler import compiler
     from triton.runtime import autotuner
     from triton.runtime.driver import driver as config
 
     fake = CompileOnlyDriver(target, props)
+    # Triton caches each device's shared-memory limit (``compiler.max_shared_mem``, an lru_cache keyed by device
+    # index): forget it on entry and exit, so this device's limit is what launches check here and never what
+    # another stand-in (an H200's, a test's own fake driver) checks later.
+    compiler.max_shared_mem.cache_clear()
     saved_active = config._active  # may be None: on a CPU machine no default driver can be created
     torch = sys.modules.get("torch")
     if torch is None:
@@ -246,8 +319,10 @@ def compile_only_gpu(target: GPUTarget | None = None,
     autotuner.Autotuner.prune_configs = _first_surviving_config(saved_prune)
     autotuner.Autotuner._bench = _untimed_bench
     try:
-        yield fake
+        with _amd_host(torch) if fake.target.backend == "hip" else contextlib.nullcontext():
+            yield fake
     finally:
+        compiler.max_shared_mem.cache_clear()
         config._active = saved_active
         for name, fn in saved_cuda.items():
             setattr(torch.cuda, name, fn)

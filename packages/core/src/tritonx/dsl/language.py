@@ -190,6 +190,12 @@ class Language:
         """Add a pass of the language (``Pipeline.insert_before``) to its pipeline (before it is built)."""
         return self._extra("insert_before", anchor, fn, options)
 
+    def replace(self, anchor: str, fn: str | Callable[..., Any], **options: Any) -> Language:
+        """Run a pass of the language instead of the named one (``Pipeline.replace``), for a language whose
+        ops make a stock pass wrong for its kernels: the replacement may still run the stock pass for the
+        kernels it suits (before the pipeline is built)."""
+        return self._extra("replace", anchor, fn, options)
+
     def _extra(self, kind: str, anchor: str, fn: Any, options: dict[str, Any]) -> Language:
         with self._lock:
             if self._pipeline is not None:
@@ -200,7 +206,7 @@ class Language:
     def pipeline(self) -> Pipeline:
         """The tritonx pipeline that lowers the language's ops (built once): the lowering pass after
         ``convert-triton-to-tritongpu``, the native-op pass after ``inline`` when an op is native, and
-        the passes added with :meth:`insert_after`/:meth:`insert_before`."""
+        the passes added with :meth:`insert_after`/:meth:`insert_before`/:meth:`replace`."""
         with self._lock:
             if self._pipeline is None:
                 p = Pipeline(self.name, description=self.description or f"tritonx.dsl language {self.name}",

@@ -10,7 +10,7 @@ from utlx import compat
 from utlx.language import types as _types
 
 # Importing each module registers its ops' compiler bodies (and lowerings).
-from . import blackwell, global_ops, ops, sync_ops, tasks, view_ops  # noqa: F401
+from . import amd_ops, blackwell, global_ops, layout_ops, ops, sync_ops, tasks, view_ops  # noqa: F401
 from .errors import UtlxCompileError
 from .lowering import lower_module
 from .stages import lowering_pass

@@ -23,6 +23,7 @@ BLACKWELL_OPS: dict[str, str] = {
     "remote_view": "remote (2-CTA cluster) shared memory",
     "remote_shmem_store": "remote (2-CTA cluster) shared memory",
     "async_remote_shmem_store": "remote (2-CTA cluster) shared memory",
+    "async_remote_shmem_copy": "remote (2-CTA cluster) shared memory",
     "_alloc_clc_responses": "cluster launch control (CLC)",
     "_clc_issue": "cluster launch control (CLC)",
     "_clc_query": "cluster launch control (CLC)",

@@ -12,6 +12,9 @@
   so these are compile errors that name the op and the way that compiles.
 - ``async_descriptor_prefetch_tensor``: an L2 prefetch hint with no effect on results. Stock Triton has
   no TMA prefetch op; utlx checks the arguments and emits nothing.
+- ``prefetch(pointer, level, mask)``: on NVIDIA one ``prefetch.global.L1/L2`` per element (inline PTX,
+  predicated by the mask); gfx942/gfx950 have no prefetch instruction, so on AMD nothing is emitted (with a
+  performance warning). ``tensormap=True`` (prefetching a TMA descriptor) is not supported.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from triton.language import core as tlc
 from utlx.language._dispatch import register_compiler_impl
 
 from . import values
+from .downgrade import downgrade
 from .errors import UtlxCompileError
 from .ops import _c, _expect, _nvidia_only, _show, local_load
 from .target import from_semantic
@@ -109,3 +113,31 @@ def async_descriptor_prefetch_tensor(_semantic: Any, desc: Any, offsets: Any, pr
     if str(_c(eviction_policy) or "") not in ("", "evict_first", "evict_last"):
         raise UtlxCompileError(op, f"eviction_policy must be '', 'evict_first' or 'evict_last', got "
                                f"{_show(eviction_policy)}")
+
+
+@register_compiler_impl("prefetch")
+def prefetch(_semantic: Any, pointer: Any, level: Any = "L2", mask: Any = None, tensormap: Any = False) -> None:
+    """Prefetch hint for the addresses ``pointer`` (see the module doc)."""
+    op = "prefetch"
+    target = from_semantic(_semantic)
+    if _c(tensormap):
+        raise UtlxCompileError(op, "tensormap=True (prefetching a TMA descriptor) is not supported by utlx" +
+                               ("; TMA descriptors do not exist on AMD" if target.is_hip else ""), target=target.name)
+    lvl = _c(level)
+    if lvl not in ("L1", "L2"):
+        raise UtlxCompileError(op, f"level must be 'L1' or 'L2', got {_show(level)}")
+    ptr = _c(pointer)
+    if not isinstance(ptr, tl.tensor) or not ptr.dtype.is_ptr():
+        raise UtlxCompileError(op, f"'pointer' must be a pointer or a tensor of pointers, got {_show(pointer)}")
+    if target.is_hip:
+        downgrade(op, "gfx9 GPUs have no prefetch instruction; nothing is emitted (results are the same)",
+                  target=target.name)
+        return
+    m = _c(mask)
+    m = _semantic.to_tensor(True) if m is None else (m if isinstance(m, tl.tensor) else _semantic.to_tensor(m))
+    ptr, m = _semantic.broadcast_impl_value(ptr, m)
+    m32 = _semantic.cast(m, tl.int32)
+    b = _semantic.builder
+    ty = ptr.type.with_element_ty(tl.int32) if ptr.type.is_block() else tl.int32
+    text = f"{{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.{lvl} [$1]; mov.u32 $0, 0; }}"
+    b.create_inline_asm(text, "=r,l,r", [ptr.handle, m32.handle], [ty.to_ir(b)], False, 1)

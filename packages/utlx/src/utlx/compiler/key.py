@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from . import copy_width
+from . import copy_width, downgrade
 
 
 def _source_digest() -> str:
@@ -25,8 +25,9 @@ def _source_digest() -> str:
 
 #: What utlx's lowering emits, as it enters Triton's cache key (the utlx pipeline's and plugin's cache_key). Derived
 #: from the sources, so a changed lowering can never be served a binary the old one built (no manual bump
-#: to forget). It also names the async_load fallback mode (read once at import), so strict and fallback
-#: builds never share a cache entry.
-LOWERING_VERSION = f"utlx-lowering-{_source_digest()}" + ("" if copy_width.FALLBACK else "-strict-cp-async")
+#: to forget). It also names the async_load fallback mode and ``UTLX_STRICT_AMD`` (both read once at import), so
+#: strict and fallback builds never share a cache entry.
+LOWERING_VERSION = (f"utlx-lowering-{_source_digest()}" + ("" if copy_width.FALLBACK else "-strict-cp-async")
+                    + ("-strict-amd" if downgrade.STRICT else ""))
 
 __all__ = ["LOWERING_VERSION"]

@@ -21,9 +21,10 @@ import triton.language as tl
 
 from utlx import compat
 
-from . import copy_width, drain, layouts, placeholder, retire, warp_specialize
+from . import copy_probe, copy_width, drain, layouts, placeholder, retire, warp_specialize
+from .downgrade import downgrade
 from .errors import UtlxCompileError, shared_memory_error
-from .placeholder import Placeholder
+from .placeholder import Placeholder, dtype_of_name
 from .target import smem_limit
 
 
@@ -43,6 +44,14 @@ class Lowering:
     probe: bool = False  # lowering a clone to measure cp.async widths (utlx.compiler.copy_width)
     desc_loads: dict[int, Any] | None = None  # tt.descriptor_load result id -> op (TMA anchors)
     async_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc written by cp.async
+    target: str = ""  # "hip:gfx950", "cuda:90", ... (the module's ttg.target)
+    copy_layouts: dict[int, Any] = field(default_factory=dict)  # id(placeholder) -> copy_probe.CopyLayout (AMD)
+    copy_routes: dict[int, str] = field(default_factory=dict)  # id(placeholder) -> "direct" / "staged" (AMD)
+    alloc_orders: dict[int, list[int]] = field(default_factory=dict)  # alloc uid -> order of its direct copies
+    pinned: dict[int, tuple[dict, Any]] = field(default_factory=dict)  # require_layout result id -> (spec, layout)
+    keep: set[int] = field(default_factory=set)  # id(placeholder) of markers that live to the end of ttgir
+    defining_ops: dict[int, Any] | None = None  # value id -> the op defining it (built on first use)
+    module_text: str | None = None  # the module as text before lowering (read on first use: axis hints)
     mma_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc read by async wgmma
     full_mma_waits: list[Any] = field(default_factory=list)  # results of wgmma waits with pendings == 0
 
@@ -59,9 +68,24 @@ class Lowering:
     def fact(self, ph: Placeholder, i: int) -> dict:
         return self.facts.get(ph.handles[i].id(), {})
 
+    def convert(self, value: Any, dtype: Any, shape: list[int], layout: Any) -> Any:
+        """``value`` (a tensor of ``dtype`` x ``shape``) converted to register ``layout``."""
+        return self.builder.create_convert_layout(layouts.distributed_type(dtype, shape, layout).to_ir(self.builder),
+                                                  value)
 
-def _dtype(name: str) -> Any:
-    return tl.dtype(name)
+
+def remember_async_alloc(low: Lowering, ph: Placeholder) -> None:
+    """Note the allocation an asynchronous copy writes (copies in flight at its end are drained: drain.py)."""
+    root = low.fact(ph, 0).get("root")
+    if root is not None:
+        low.async_allocs[root.id()] = root
+
+
+_dtype = dtype_of_name
+
+
+#: Module attribute marking an AMD module whose TLX ops utlx lowered (the later AMD passes act only on those).
+AMD_TLX_ATTR = "utlx.amd_tlx"
 
 
 def lower_module(module: Any, arch: str | None = None) -> int:
@@ -70,6 +94,11 @@ def lower_module(module: Any, arch: str | None = None) -> int:
     if not found:
         return 0
     from triton._C.libtriton import ir
+
+    target = copy_width.target_of(str(module))
+    if target.startswith("hip"):
+        return _lower_found(module, found, arch, target=target,
+                            copy_layouts=copy_probe.probe(module, found) if _has_amd_copies(found) else {})
 
     if any(ph.name in ("async_descriptor_load", "async_descriptor_store") for ph in found):
         # TMA ops verify that descriptor and buffer layouts match, and descriptors get their layout
@@ -89,7 +118,81 @@ def lower_module(module: Any, arch: str | None = None) -> int:
         widths = copy_width.probe(module, uids,
                                   lambda m: _lower_found(m, placeholder.collect(m), arch, probe=True))
         staged = copy_width.narrow_copies(widths, _kernel_name(module), loads)
-    return _lower_found(module, found, arch, staged=staged)
+    return _lower_found(module, found, arch, staged=staged, target=target)
+
+
+def _has_amd_copies(found: list[Placeholder]) -> bool:
+    return any(ph.name in copy_probe.PROBED_OPS for ph in found)
+
+
+#: Lanes of a gfx9 wave (one direct-to-LDS copy writes WAVE x bytes-per-lane contiguous bytes of LDS).
+WAVE = 64
+
+
+def _lane_bytes(copy: Any, elem_bytes: int) -> int:
+    """Bytes per lane of a direct-to-LDS copy as the backend will emit it (see compat)."""
+    if compat.DIRECT_TO_LDS_NARROWS_TO_PADDING:
+        return 4
+    return copy.vector * elem_bytes if copy is not None else 16
+
+
+def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, Any]) -> None:
+    """Give each AMD copy its probed layout and decide which asynchronous copies go straight to LDS.
+
+    A copy into LDS is direct when the target has direct-to-LDS copies stock Triton lowers (gfx950), Triton's
+    analysis allows at least 4 bytes per lane, and (3.6) its buffer's layout is not a padded layout with
+    permuted bases; otherwise it is staged through registers (same values, synchronous) with a warning.
+    """
+    copies = [ph for ph in found if ph.name in copy_probe.PROBED_OPS]
+    for index, ph in enumerate(copies):
+        if index in probed:
+            low.copy_layouts[id(ph)] = probed[index]
+    alloc_of = layouts.alloc_of_views(found)
+    allocs = {ph.uid: ph for ph in found if ph.name == "local_alloc"}
+    # offsets pinned by require_layout to a layout stock can build: the copy is built in that layout (the
+    # kernel's choice of per-lane vector, as in the fork), whatever coalescing would pick
+    pins = {ph.result.id(): bool(ph.attrs.get("layout")) for ph in found if ph.name == "require_layout"}
+    kernel = _kernel_name(low.module)
+    for ph in found:
+        if ph.name not in layouts.ASYNC_COPY_OPS:
+            continue
+        copy = low.copy_layouts.get(id(ph))
+        pin = pins.get(ph.tensors[0].id()) if ph.name == "buffer_load_to_local" else None
+        if pin:
+            copy = None
+        alloc = allocs.get(alloc_of.get(ph.handles[0].id(), -1))
+        spec = alloc.attrs.get("layout") if alloc is not None else None
+        elem_bytes = max(1, tl.dtype(alloc.attrs["dtype"] if alloc is not None else ph.attrs.get("dtype", "fp16"))
+                         .primitive_bitwidth // 8)
+        reason = None
+        if pin is False:
+            reason = ("its offsets were pinned to a layout stock Triton cannot build, and in the layout the compiler "
+                      "picks instead the lanes do not write consecutive LDS addresses")
+        elif low.target not in ("hip:gfx950",):
+            reason = (f"{low.target} has no direct-to-LDS copy that stock Triton lowers (CDNA3 moves 4 bytes per "
+                      "lane and stock enables them on gfx950 and gfx1250 only)")
+        elif copy is not None and copy.vector * elem_bytes < 4:
+            reason = (f"Triton's alignment analysis allows {copy.vector} element(s) ({copy.vector * elem_bytes} "
+                      "bytes) per lane; a direct-to-LDS copy moves 4 or 16")
+        elif spec and spec.get("kind") == "padded" and spec.get("offset_bases") is not None \
+                and not compat.DIRECT_TO_LDS_INTO_PERMUTED_PADDED:
+            reason = f"Triton {compat.TRITON_VERSION_STR} cannot copy straight into a padded layout with permuted bases"
+        elif spec and spec.get("kind") == "padded" and min(p[0] for p in spec["pairs"]) * elem_bytes < \
+                WAVE * _lane_bytes(copy, elem_bytes):
+            # One wave writes WAVE x lane-bytes contiguous bytes per copy, which a padding interval may not split.
+            # From 3.8 the backend narrows the copy to fit (down to 4 bytes per lane); before, it keeps its width.
+            run = WAVE * _lane_bytes(copy, elem_bytes)
+            reason = (f"its buffer's padded layout pads every {min(p[0] for p in spec['pairs'])} elements, inside "
+                      f"the {run} contiguous bytes one wave writes per direct-to-LDS copy (pad every "
+                      f"{run // elem_bytes} elements or more)")
+        if reason is None:
+            low.copy_routes[id(ph)] = "direct"
+            if alloc is not None and copy is not None:
+                low.alloc_orders.setdefault(alloc.uid, list(copy.order))
+        else:
+            low.copy_routes[id(ph)] = "staged"
+            downgrade(ph.name, f"in kernel '{kernel}' ({ph.describe()}) staged through registers: {reason}",
+                      target=low.target)
 
 
 def _kernel_name(module: Any) -> str:
@@ -100,12 +203,15 @@ def _kernel_name(module: Any) -> str:
 
 
 def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, probe: bool = False,
-                 staged: set[int] | None = None) -> int:
+                 staged: set[int] | None = None, target: str = "", copy_layouts: dict | None = None) -> int:
     from triton._C.libtriton import ir, passes
 
     gb = compat.make_gluon_builder(module.context, arch)
-    low = Lowering(module=module, builder=gb, probe=probe, staged=set(staged or ()))
-    low.roles = layouts.infer_alloc_roles(found)
+    low = Lowering(module=module, builder=gb, probe=probe, staged=set(staged or ()), target=target)
+    if target.startswith("hip"):
+        _plan_amd_copies(low, found, copy_layouts or {})
+    direct = {ph.uid for ph in found if low.copy_routes.get(id(ph)) == "direct"}
+    low.roles = layouts.infer_alloc_roles(found, direct)
     if not probe:
         _check_shared_memory(found)
     for ph in found:
@@ -119,6 +225,8 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
             pass
         fn(low, ph)
     _tag_async_waits(module, gb, low.wait_counts)
+    if target.startswith("hip") and not probe:
+        module.set_attr(AMD_TLX_ATTR, gb.get_int32_attr(1))  # read by amd_passes (after the placeholders are gone)
     if not probe:
         # Copies still in flight when a cp.async ring dies would land in reused shared memory (drain.py).
         for wait in drain.insert_drains(module, gb, list(low.async_allocs.values())):
@@ -127,7 +235,8 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
         retire.insert_retire_barriers(module, gb, list(low.mma_allocs.values()), low.full_mma_waits)
     true_attr = gb.get_bool_attr(True)
     for ph in found:
-        ph.result.set_attr("pure", true_attr)
+        if id(ph) not in low.keep:
+            ph.result.set_attr("pure", true_attr)
     pm = ir.pass_manager(module.context)
     passes.common.add_canonicalizer(pm)
     compat.run_passes(pm, module, "utlx-lowering-cleanup")
@@ -166,7 +275,10 @@ def _lower_local_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype = _dtype(a["dtype"])
     shape = list(a["shape"])
     role = low.roles.get(ph.uid, "")
-    layout = layouts.shared_layout(role, shape, dtype, a.get("target", ""))
+    if a.get("layout"):
+        layout = layouts.from_spec(a["layout"])
+    else:
+        layout = layouts.shared_layout(role, shape, dtype, a.get("target", ""), low.alloc_orders.get(ph.uid))
     full = [a["num"], *shape]
     ty = layouts.memdesc_type(dtype, full, layout, full).to_ir(low.builder)
     v = compat.create_local_alloc(low.builder, ty)
@@ -198,8 +310,19 @@ def _lower_local_slice(low: Lowering, ph: Placeholder) -> None:
 
 def _lower_local_load(low: Lowering, ph: Placeholder) -> None:
     src = low.handle(ph, 0, "source buffer")
-    v = low.builder.create_local_load(ph.result.get_type(), src)
-    _replace(ph, v)
+    gb = low.builder
+    spec = ph.attrs.get("layout")
+    if spec:
+        f = low.fact(ph, 0)
+        ty = layouts.distributed_type(f["dtype"], f["shape"], layouts.from_spec(spec)).to_ir(gb)
+        v = gb.create_local_load(ty, src)
+    else:
+        v = gb.create_local_load(ph.result.get_type(), src)
+    if ph.attrs.get("synced"):
+        # The AMD backend's own marker (Gluon's load_shared_relaxed sets it too): an async wait already orders
+        # this read after the direct-to-LDS copies, so no extra dependency or wait count is needed.
+        v.set_attr("ttg.amdg.syncedViaAsyncWait", gb.get_bool_attr(True))
+    _replace(ph, gb.create_convert_layout(ph.result.get_type(), v) if spec else v)
 
 
 def _lower_local_store(low: Lowering, ph: Placeholder) -> None:
@@ -222,7 +345,20 @@ def _lower_async_load(low: Lowering, ph: Placeholder) -> None:
     mask = ph.tensors[1] if a.get("mask") else None
     other = ph.tensors[2] if a.get("other") else None
     cache, evict, volatile = a.get("cache", ""), a.get("evict", ""), bool(a.get("volatile"))
-    if ph.uid in low.staged:
+    route = low.copy_routes.get(id(ph))
+    if route == "direct":
+        # AMD direct-to-LDS: the copy in the layout Triton's coalescing gives its pointers (copy_probe); the
+        # backend's coalesce-async-copy / convert-buffer-ops passes make it an LDS-compatible buffer copy.
+        copy = low.copy_layouts.get(id(ph))
+        if copy is not None:
+            dtype, shape = _dtype(a["dtype"]), list(a["shape"])
+            ptr = low.convert(ptr, tl.pointer_type(dtype), shape, copy.layout)
+            mask = low.convert(mask, tl.int1, shape, copy.layout) if mask is not None else None
+            other = low.convert(other, dtype, shape, copy.layout) if other is not None else None
+        compat.create_async_copy(gb, dst, ptr, mask, other, cache, evict, volatile)
+        remember_async_alloc(low, ph)
+        return
+    if ph.uid in low.staged or route == "staged":
         # Too narrow for cp.async (copy_width): a synchronous masked load (masked-off lanes read as 0,
         # or as ``other``, exactly what cp.async's zero fill gives) stored to the same buffer.
         gb.create_local_store(dst, compat.create_global_load(gb, ptr, mask, other, cache, evict, volatile))

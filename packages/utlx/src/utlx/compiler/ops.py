@@ -23,9 +23,6 @@ from .target import Target, from_semantic
 
 # The AMD spelling of each NVIDIA-only op, quoted in the error raised on a HIP target.
 AMD_ALTERNATIVES = {
-    "async_load": "on AMD stage through registers: x = tl.load(ptrs, mask=...); tlx.local_store(view, x)",
-    "async_load_commit_group": "on AMD stage through registers (tl.load + tlx.local_store); no commit group needed",
-    "async_load_wait_group": "on AMD stage through registers (tl.load + tlx.local_store); no wait needed",
     "async_dot": "on AMD use tl.dot(tlx.local_load(a_view), tlx.local_load(b_view), acc)",
     "async_dot_wait": "on AMD tl.dot is synchronous; drop the wait",
     "alloc_barriers": "AMD has no mbarriers; use the register-staged pipeline (tl.load + tlx.local_store)",
@@ -198,13 +195,64 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
                                target=target.name)
     if _c(reuse) is not None:
         raise UtlxCompileError(op, "'reuse' (buffer aliasing) is not supported by utlx", target=target.name)
+    spec = _shared_layout_spec(op, _c(layout), shape_l, target)
     # No shared-memory budget check here: Triton's allocator reuses memory between allocations whose
     # lifetimes do not overlap, so a sum over local_allocs refuses legal kernels, and an error raised while
     # tracing is a CompilationError that stops triton.autotune (which skips configs only on Triton's own
     # OutOfResources, raised when a too-large kernel is loaded).
-    h = placeholder.emit(_semantic, op, {"shape": shape_l, "dtype": str(dtype), "num": n, "nw": target.num_warps,
-                                         "target": target.name})
+    attrs = {"shape": shape_l, "dtype": str(dtype), "num": n, "nw": target.num_warps, "target": target.name}
+    if spec is not None:
+        attrs["layout"] = spec
+    h = placeholder.emit(_semantic, op, attrs)
     return values.make("buffers", h, shape=shape_l, dtype=dtype, num=n)
+
+
+def _shared_layout_spec(op: str, layout: Any, shape: list[int], target: Target) -> dict | None:
+    """The spec of an explicit shared-memory layout (None: utlx picks the layout from the buffer's uses).
+
+    NVIDIA's NVMMA and tensor-memory layouts are the ones utlx picks itself from the uses (wgmma, TMA), so
+    they are accepted and left to that choice.
+    """
+    from utlx.language import layouts as tlx_layouts
+
+    from . import layouts
+
+    if layout is None or isinstance(layout, (tlx_layouts.nv_mma_shared_layout_encoding,
+                                             tlx_layouts.tensor_memory_layout_encoding)):
+        return None
+    try:
+        spec = layouts.spec_of(layout, shape, target.warp_size)
+    except (TypeError, ValueError) as exc:
+        raise UtlxCompileError(op, f"'layout': {exc}") from None
+    if spec["kind"] not in layouts.SHARED_KINDS:
+        raise UtlxCompileError(op, f"'layout' must be a shared-memory layout (swizzled_layout, swizzled, padded or "
+                               f"shared linear), got {type(layout).__name__}")
+    if spec["kind"] == "padded" and spec["shape"] != list(shape):
+        raise UtlxCompileError(op, f"the padded layout is for shape {spec['shape']} but the buffer is {list(shape)}")
+    return spec
+
+
+def register_layout_spec(op: str, layout: Any, shape: list[int], target: Target, where: str = "") -> dict | None:
+    """The spec of an explicit register layout, or None when there is none or stock Triton cannot build it
+    (a ``tlx.layout`` that is not a permutation: dropped with a performance warning, values unchanged)."""
+    from . import layouts
+    from .downgrade import downgrade
+
+    if layout is None:
+        return None
+    try:
+        spec = layouts.spec_of(layout, shape, target.warp_size)
+    except (TypeError, ValueError) as exc:
+        raise UtlxCompileError(op, f"'layout': {exc}") from None
+    if spec["kind"] not in layouts.DISTRIBUTED_KINDS:
+        raise UtlxCompileError(op, f"'layout' must be a register layout (tlx.layout, amd_mfma_layout or "
+                               f"dot_operand_layout), got {type(layout).__name__}")
+    if not layouts.is_permutation(spec):
+        downgrade(op, f"{layouts.describe_spec(spec)} swizzles warps across dimensions (#ttg.generic_linear), which "
+                  "stock Triton cannot lower; the layout is left to the compiler", target=target.name, where=where,
+                  hint="use a layout whose bases each move along one dimension")
+        return None
+    return spec
 
 
 @register_compiler_impl("local_view")
@@ -249,8 +297,24 @@ def local_load(_semantic: Any, src: Any, token: Any = None, layout: Any = None, 
     """Read one buffer into registers (``ttg.local_load``)."""
     op = "local_load"
     view = _expect(op, src, values.SharedView, "src")
+    remat, group = _c(rematerialize_coordinates), _c(rematerialize_coordinates_group)
+    if not isinstance(remat, bool):
+        raise UtlxCompileError(op, f"'rematerialize_coordinates' must be a compile-time bool, got {_show(remat)}")
+    if group is not None and (isinstance(group, bool) or not isinstance(group, int) or group < 0):
+        raise UtlxCompileError(op, f"'rematerialize_coordinates_group' must be a non-negative int or None, got "
+                               f"{_show(group)}")
+    if remat and group is not None:
+        raise UtlxCompileError(op, "'rematerialize_coordinates' and 'rematerialize_coordinates_group' exclude each "
+                               "other")
+    target = from_semantic(_semantic)
     ret_ty = tl.block_type(view.dtype, list(view.shape))
-    h = placeholder.emit(_semantic, op, {}, handles=[view.handle], result=ret_ty)
+    attrs: dict[str, Any] = {}
+    spec = register_layout_spec(op, _c(layout), list(view.shape), target)
+    if spec is not None:
+        attrs["layout"] = spec
+    if target.is_hip and (bool(_c(relaxed)) or _c(token) is not None):
+        attrs["synced"] = True
+    h = placeholder.emit(_semantic, op, attrs, handles=[view.handle], result=ret_ty)
     return tl.tensor(h, ret_ty)
 
 
@@ -280,7 +344,6 @@ def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: A
     """cp.async copy of a pointer tensor into one buffer (``ttg.async_copy_global_to_local``)."""
     op = "async_load"
     target = from_semantic(_semantic)
-    _nvidia_only(op, target)
     view = _expect(op, result, values.SharedView, "result")
     if _c(bulk) or _c(barrier) is not None:
         raise UtlxCompileError(op, "bulk copies and barrier-tracked async_load are not supported by utlx "
@@ -297,6 +360,8 @@ def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: A
     tensors = [src]
     mask = _c(mask)
     other = _c(other)
+    if target.is_hip and mask is not None and other is None:
+        other = 0  # TLX's zero fill; on AMD a masked-off lane of a direct-to-LDS copy writes ``other``
     if mask is not None:
         mask = _semantic.to_tensor(mask) if not isinstance(mask, tl.tensor) else mask
         mask = _semantic.broadcast_impl_shape(mask, list(src.shape)) if mask.shape != src.shape else mask
@@ -312,7 +377,8 @@ def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: A
         tensors.append(other)
     h = placeholder.emit(_semantic, op, {"mask": mask is not None, "other": other is not None,
                                          "cache": str(_c(cache_modifier) or ""),
-                                         "evict": str(_c(eviction_policy) or ""), "volatile": bool(_c(is_volatile))},
+                                         "evict": str(_c(eviction_policy) or ""), "volatile": bool(_c(is_volatile)),
+                                         "dtype": str(view.dtype), "shape": _shape(src)},
                          handles=[view.handle], tensors=tensors)
     return values.make("token", h, shape=view.shape, dtype=tl.int32, carrier=tl.block_type(tl.int32, list(src.shape)))
 
@@ -321,7 +387,6 @@ def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: A
 def async_load_commit_group(_semantic: Any, tokens: Any = None) -> values.AsyncToken:
     """Close the current cp.async group (``ttg.async_commit_group``)."""
     op = "async_load_commit_group"
-    _nvidia_only(op, from_semantic(_semantic))
     h = placeholder.emit(_semantic, op, {})
     return values.make("token", h)
 
@@ -330,7 +395,6 @@ def async_load_commit_group(_semantic: Any, tokens: Any = None) -> values.AsyncT
 def async_load_wait_group(_semantic: Any, pendings: Any, tokens: Any = None) -> values.AsyncToken:
     """Wait until at most ``pendings`` cp.async groups are in flight (``ttg.async_wait``)."""
     op = "async_load_wait_group"
-    _nvidia_only(op, from_semantic(_semantic))
     n = _c(pendings)
     if not isinstance(n, int) or isinstance(n, bool):
         raise UtlxCompileError(op, f"'pendings' must be a compile-time int, got {_show(n)}", hint=_CONSTEXPR_HINT)
@@ -508,8 +572,9 @@ def barrier_wait(_semantic: Any, bar: Any, phase: Any, pred: Any = None) -> None
 
 
 @register_compiler_impl("barrier_arrive")
-def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_rank: Any = None) -> None:
-    """Arrive ``arrive_count`` times on ``bar``."""
+def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_rank: Any = None,
+                   pred: Any = None) -> None:
+    """Arrive ``arrive_count`` times on ``bar`` (only when ``pred`` is true, when given)."""
     op = "barrier_arrive"
     _nvidia_only(op, from_semantic(_semantic))
     b = _barrier(op, bar)
@@ -521,7 +586,7 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
     count = _c(arrive_count)
     if not isinstance(count, int) or count < 1:
         raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
-    placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _semantic.builder.get_int1(True)])
+    placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _i1(_semantic, pred, op, "pred")])
 
 
 def _check_warp_barrier_arrive(_semantic: Any, bar: values.BarrierView) -> None:

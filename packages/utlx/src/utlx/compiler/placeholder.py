@@ -23,6 +23,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import triton.language as tl
+
 PREFIX = "utlx|"
 _uids = itertools.count()
 #: uid of the most recently emitted placeholder (for ops that reference another placeholder by uid).
@@ -125,3 +127,10 @@ def collect(module: Any) -> list[Placeholder]:
 
     module.walk(visit)
     return found
+
+
+def dtype_of_name(name: str) -> Any:
+    """The ``tl`` type a placeholder attribute names (``str(dtype)``: ``fp16``, or ``pointer<fp16>``)."""
+    if name.startswith("pointer<") and name.endswith(">"):
+        return tl.pointer_type(dtype_of_name(name[len("pointer<"):-1]))
+    return tl.dtype(name)

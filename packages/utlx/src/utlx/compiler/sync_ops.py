@@ -14,6 +14,7 @@ and no lowering step are needed.
 - ``cluster_barrier()``: ``barrier.cluster.arrive`` + ``wait``. Stock Triton launches no clusters, so
   every CTA is its own one-CTA cluster and this synchronises the CTA's threads (all of them, across
   warp-specialized partitions).
+- ``fence_mbarrier_init_cluster()``: ``fence.mbarrier_init.release.cluster`` (sm_90).
 - ``cluster_cta_rank()`` / ``cluster_size_1d()``: ``%cluster_ctarank`` / ``%cluster_nctarank``
   (0 and 1 for a one-CTA cluster); ``thread_id(axis)``: ``%tid.x/y/z`` (the thread's index in the CTA,
   counted over all partitions); ``clock64()``: ``%clock64``.
@@ -112,6 +113,13 @@ def cluster_barrier(_semantic: Any) -> None:
     _sm90("cluster_barrier", _semantic)
     _asm(_semantic, "mov.u32 $0, 0;\n\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;", "=r", [],
          tl.int32, pure=False)
+
+
+@register_compiler_impl("fence_mbarrier_init_cluster")
+def fence_mbarrier_init_cluster(_semantic: Any) -> None:
+    """Make mbarrier initialisations visible to the cluster (``fence.mbarrier_init.release.cluster``)."""
+    _sm90("fence_mbarrier_init_cluster", _semantic)
+    _asm(_semantic, "mov.u32 $0, 0;\n\tfence.mbarrier_init.release.cluster;", "=r", [], tl.int32, pure=False)
 
 
 @register_compiler_impl("cluster_cta_rank")

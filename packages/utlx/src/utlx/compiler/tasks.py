@@ -78,9 +78,13 @@ class TaskSpec:
             if first != "default" or len(args) > 1:
                 raise UtlxCompileError(op, f"positional arguments must be just 'default', got {[_c(a) for a in args]}")
             default = True
-        unknown = set(kwargs) - {"num_warps", "registers", "num_regs", "replicate"}
+        unknown = set(kwargs) - {"num_warps", "registers", "num_regs", "replicate", "warp_group_start_id"}
         if unknown:
             raise UtlxCompileError(op, f"unknown keyword arguments {sorted(unknown)}")
+        if _c(kwargs.get("warp_group_start_id")) is not None:
+            raise UtlxCompileError(op, "warp_group_start_id (explicit warp placement) is not available: stock "
+                                   "ttg.warp_specialize assigns each partition's warps itself",
+                                   hint="leave warp_group_start_id out")
         replicate = _c(kwargs.get("replicate", 1))
         replicate = 1 if replicate is None else replicate
         if not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 1:
@@ -169,12 +173,26 @@ class Task:
         return False
 
 
+#: Keyword arguments of Meta's fork's ``async_tasks``: attributes of its warp-specialize op that stock Triton
+#: has no use for (checked, then ignored).
+FORK_REGION_OPTIONS = ("exclusive", "no_ending_cluster_sync", "mbarrier_try_wait_suspend_ns")
+
+
 @register_compiler_impl("async_tasks")
 def async_tasks(_semantic: Any, *args: Any, **kwargs: Any) -> TasksRegion:
     """Open a warp-specialized region (compiled to ``ttg.warp_specialize``)."""
-    _hopper_only("async_tasks", _semantic)
-    if args or kwargs:
-        raise UtlxCompileError("async_tasks", "takes no arguments")
+    op = "async_tasks"
+    _hopper_only(op, _semantic)
+    unknown = sorted(set(kwargs) - set(FORK_REGION_OPTIONS))
+    if args or unknown:
+        raise UtlxCompileError(op, f"takes only the keyword arguments {list(FORK_REGION_OPTIONS)}, got "
+                               f"{len(args)} positional and {unknown}")
+    for name in ("exclusive", "no_ending_cluster_sync"):
+        if not isinstance(_c(kwargs.get(name, False)), bool):
+            raise UtlxCompileError(op, f"'{name}' must be a compile-time bool, got {_c(kwargs[name])!r}")
+    suspend = _c(kwargs.get("mbarrier_try_wait_suspend_ns"))
+    if suspend is not None and (isinstance(suspend, bool) or not isinstance(suspend, int) or suspend < 0):
+        raise UtlxCompileError(op, f"'mbarrier_try_wait_suspend_ns' must be a non-negative int, got {suspend!r}")
     return TasksRegion(_semantic)
 
 

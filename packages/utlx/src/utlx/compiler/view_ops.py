@@ -1,11 +1,13 @@
-"""Views of shared-memory buffers that move no data: ``local_trans``, ``local_reinterpret``, ``subslice``.
+"""Views of shared-memory buffers that move no data (``local_trans``, ``local_reinterpret``, ``local_reshape``,
+``subslice``), and indexed reads/writes of one buffer (``local_gather`` / ``local_scatter``).
 
-Why a module of their own: each is a new memory descriptor over the same bytes (``ttg.memdesc_trans``,
-``ttg.memdesc_reinterpret``, ``ttg.memdesc_subslice``). The trace-time bodies check the arguments and
-emit a placeholder; the lowerings below build the descriptor and register themselves in
-:data:`utlx.compiler.lowering.LOWERINGS`. ``local_trans`` is what the Hopper attention kernels feed to
-wgmma as ``K^T``: wgmma reads a transposed NVMMA-swizzled buffer directly (its "transpose B" mode), so no
-copy is made.
+Why a module of their own: each view is a new memory descriptor over the same bytes (``ttg.memdesc_trans``,
+``ttg.memdesc_reinterpret``, ``ttg.memdesc_reshape``, ``ttg.memdesc_subslice``). The trace-time bodies check
+the arguments and emit a placeholder; the lowerings below build the descriptor and register themselves in
+:data:`utlx.compiler.lowering.LOWERINGS`. ``local_gather``/``local_scatter`` are ``ttg.local_gather`` /
+``ttg.local_scatter`` (Triton 3.7+; a compile error naming the op on 3.6). ``local_trans`` is what the
+Hopper attention kernels feed to wgmma as ``K^T``: wgmma reads a transposed NVMMA-swizzled buffer directly
+(its "transpose B" mode), so no copy is made.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ from typing import Any
 
 import triton.language as tl
 
+from utlx import compat
 from utlx.language._dispatch import register_compiler_impl
 
 from . import layouts, placeholder, values
 from .errors import UtlxCompileError
 from .lowering import LOWERINGS, Lowering
-from .ops import _c, _expect, _ints, _show
+from .ops import _c, _expect, _ints, _shape, _shared_layout_spec, _show
 from .placeholder import Placeholder
+from .target import from_semantic
 
 # ---------------------------------------------------------------- trace time
 
@@ -40,8 +44,8 @@ def local_trans(_semantic: Any, input: Any, dims: Any = (1, 0)) -> values.Shared
 
 
 @register_compiler_impl("local_reinterpret")
-def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any = None) -> values.Handle:
-    """The bytes of ``src`` seen as ``dtype`` (and ``shape``): a view, nothing is converted."""
+def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any = None, layout: Any = None) -> values.Handle:
+    """The bytes of ``src`` seen as ``dtype`` (and ``shape``, and shared ``layout``): a view, nothing is converted."""
     op = "local_reinterpret"
     if not isinstance(src, (values.SharedView, values.SharedBuffers)):
         raise UtlxCompileError(op, f"'src' must be a tlx.local_alloc result or a view of one, got {type(src).__name__}")
@@ -55,8 +59,69 @@ def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any = None) -
         raise UtlxCompileError(op, f"{new_shape} x {new_dtype} is {new_bytes} bytes but the buffer {list(src.shape)} x "
                                f"{src.dtype} is {old_bytes} bytes", hint="keep the byte size of each buffer")
     kind = "buffers" if isinstance(src, values.SharedBuffers) else "view"
-    h = placeholder.emit(_semantic, op, {"dtype": str(new_dtype), "shape": new_shape}, handles=[src.handle], pure=True)
+    attrs = {"dtype": str(new_dtype), "shape": new_shape}
+    spec = _shared_layout_spec(op, _c(layout), new_shape, from_semantic(_semantic))
+    if spec is not None:
+        attrs["layout"] = spec
+    h = placeholder.emit(_semantic, op, attrs, handles=[src.handle], pure=True)
     return values.make(kind, h, shape=new_shape, dtype=new_dtype, num=src.type.num)
+
+
+@register_compiler_impl("local_reshape")
+def local_reshape(_semantic: Any, src: Any, shape: Any) -> values.Handle:
+    """``src`` seen with another shape of the same number of elements (``ttg.memdesc_reshape``)."""
+    op = "local_reshape"
+    if not isinstance(src, (values.SharedView, values.SharedBuffers)):
+        raise UtlxCompileError(op, f"'src' must be a tlx.local_alloc result or a view of one, got {type(src).__name__}")
+    new_shape = _ints(op, "shape", shape)
+    old, new = 1, 1
+    for d in src.shape:
+        old *= d
+    for d in new_shape:
+        new *= d
+    if old != new:
+        raise UtlxCompileError(op, f"cannot reshape {list(src.shape)} ({old} elements) to {new_shape} ({new} elements)")
+    kind = "buffers" if isinstance(src, values.SharedBuffers) else "view"
+    h = placeholder.emit(_semantic, op, {"shape": new_shape}, handles=[src.handle], pure=True)
+    return values.make(kind, h, shape=new_shape, dtype=src.dtype, num=src.type.num)
+
+
+def _indexed(op: str, view: Any, indices: Any, axis: Any) -> tuple[tl.tensor, int]:
+    _expect(op, view, values.SharedView, "src" if op == "local_gather" else "dst")
+    idx = _c(indices)
+    if not isinstance(idx, tl.tensor) or not idx.type.is_block() or not idx.dtype.is_int():
+        raise UtlxCompileError(op, f"'indices' must be an integer tensor, got {_show(idx)}")
+    ax = _c(axis)
+    if isinstance(ax, bool) or not isinstance(ax, int) or not 0 <= ax < len(view.shape):
+        raise UtlxCompileError(op, f"'axis' must be a compile-time int in 0..{len(view.shape) - 1}, got {_show(axis)}")
+    if len(_shape(idx)) != len(view.shape):
+        raise UtlxCompileError(op, f"'indices' must have the buffer's rank {len(view.shape)}, got shape {_shape(idx)}")
+    if not compat.gluon_builder_has("create_local_gather"):
+        raise UtlxCompileError(op, f"needs ttg.local_gather/local_scatter, added in Triton 3.7 (this is "
+                               f"{compat.TRITON_VERSION_STR})",
+                               hint="gather in registers: tl.gather(tlx.local_load(buf), indices, axis)")
+    return idx, ax
+
+
+@register_compiler_impl("local_gather")
+def local_gather(_semantic: Any, src: Any, indices: Any, axis: Any, token: Any = None) -> tl.tensor:
+    """``result[I] = src[..., indices[I], ...]`` along ``axis`` (``ttg.local_gather``)."""
+    idx, ax = _indexed("local_gather", src, indices, axis)
+    ret = tl.block_type(src.dtype, _shape(idx))
+    h = placeholder.emit(_semantic, "local_gather", {"axis": ax}, handles=[src.handle], tensors=[idx], result=ret)
+    return tl.tensor(h, ret)
+
+
+@register_compiler_impl("local_scatter")
+def local_scatter(_semantic: Any, dst: Any, src: Any, indices: Any, axis: Any, token: Any = None) -> None:
+    """``dst[..., indices[I], ...] = src[I]`` along ``axis`` (``ttg.local_scatter``)."""
+    op = "local_scatter"
+    idx, ax = _indexed(op, dst, indices, axis)
+    src = _c(src)
+    if not isinstance(src, tl.tensor) or _shape(src) != _shape(idx) or src.dtype != dst.dtype:
+        raise UtlxCompileError(op, f"'src' must be a {dst.dtype} tensor of the indices' shape {_shape(idx)}, got "
+                               f"{_show(src)}")
+    placeholder.emit(_semantic, op, {"axis": ax}, handles=[dst.handle], tensors=[src, idx])
 
 
 @register_compiler_impl("subslice")
@@ -110,21 +175,50 @@ def _reinterpreted_layout(layout: Any, dtype: Any, rank: int) -> Any:
 def _lower_local_reinterpret(low: Lowering, ph: Placeholder) -> None:
     src = low.handle(ph, 0, "buffer argument")
     f = low.fact(ph, 0)
-    if f.get("layout") is None:
+    if f.get("layout") is None and not ph.attrs.get("layout"):
         raise UtlxCompileError(ph.name, f"cannot reinterpret a transposed view; reinterpret the buffer first, then "
                                f"transpose it ({ph.describe()})")
     dtype = tl.dtype(ph.attrs["dtype"])
     shape = list(ph.attrs["shape"])
     multi = f.get("kind") == "buffers"
     full = [f["alloc"][0], *shape] if multi else shape
-    layout = _reinterpreted_layout(f["layout"], dtype, len(full) - (1 if multi else 0))
+    if ph.attrs.get("layout"):
+        layout = layouts.from_spec(ph.attrs["layout"])
+    else:
+        layout = _reinterpreted_layout(f["layout"], dtype, len(full) - (1 if multi else 0))
     ty = layouts.memdesc_type(dtype, full, layout, full).to_ir(low.builder)
     v = low.builder.create_memdesc_reinterpret(ty, src)
     low.real[ph.result.id()] = v
     low.facts[ph.result.id()] = {**f, "dtype": dtype, "shape": shape, "layout": layout, "alloc": full}
 
 
+def _lower_local_reshape(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "buffer argument")
+    f = low.fact(ph, 0)
+    shape = list(ph.attrs["shape"])
+    multi = f.get("kind") == "buffers"
+    v = low.builder.create_memdesc_reshape(src, [f["alloc"][0], *shape] if multi else shape)
+    low.real[ph.result.id()] = v
+    # Triton infers the reshaped view's layout; views of it take it from the IR type, none are made here.
+    low.facts[ph.result.id()] = {**f, "shape": shape, "layout": low.builder.get_gluon_layout_from_memdesc(v),
+                                 "alloc": [f["alloc"][0], *shape] if multi else shape}
+
+
+def _lower_local_gather(low: Lowering, ph: Placeholder) -> None:
+    src = low.handle(ph, 0, "source buffer")
+    v = low.builder.create_local_gather(ph.result.get_type(), src, ph.tensors[0], int(ph.attrs["axis"]))
+    ph.result.replace_all_uses_with(v)
+
+
+def _lower_local_scatter(low: Lowering, ph: Placeholder) -> None:
+    dst = low.handle(ph, 0, "destination buffer")
+    low.builder.create_local_scatter(dst, ph.tensors[0], ph.tensors[1], int(ph.attrs["axis"]))
+
+
 LOWERINGS.update({
     "local_trans": _lower_local_trans,
     "local_reinterpret": _lower_local_reinterpret,
+    "local_reshape": _lower_local_reshape,
+    "local_gather": _lower_local_gather,
+    "local_scatter": _lower_local_scatter,
 })

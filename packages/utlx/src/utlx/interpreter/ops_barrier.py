@@ -49,8 +49,10 @@ def barrier_expect_bytes(_semantic: Any, bar: Any, size: Any, pred: Any) -> None
 
 
 @impl("barrier_arrive")
-def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any, remote_cta_rank: Any) -> None:
+def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any, remote_cta_rank: Any, pred: Any = None) -> None:
     loc = kernel_location()
+    if not _compat.to_bool(pred, "barrier_arrive pred"):
+        return
     rank = None if remote_cta_rank is None else _compat.to_int(remote_cta_rank, "barrier_arrive remote_cta_rank")
     if rank not in (None, 0):
         raise UtlxInterpreterError(f"barrier_arrive: remote_cta_rank={rank}, but the interpreter runs clusters of "

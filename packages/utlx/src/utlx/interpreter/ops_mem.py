@@ -156,7 +156,7 @@ def local_trans(_semantic: Any, input: Any, dims: Any) -> BufferView:
 
 
 @impl("local_reinterpret")
-def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any) -> BufferView:
+def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any, layout: Any = None) -> BufferView:
     view = _buffer(src, "local_reinterpret", "src")
     dtype = _unwrap(dtype)
     nbytes = view.data.nbytes
@@ -174,7 +174,9 @@ def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any) -> Buffe
 
 
 @impl("local_load")
-def local_load(_semantic: Any, src: Any, token: Any) -> tl.tensor:
+def local_load(_semantic: Any, src: Any, token: Any, layout: Any = None, relaxed: Any = False,
+               rematerialize_coordinates: Any = False, rematerialize_coordinates_group: Any = None) -> tl.tensor:
+    # layout / relaxed / rematerialize_*: how the GPU reads; the values (and the hazard rules) are the same
     view = _buffer(src, "local_load", "src")
     _state.current().check_read(view, "local_load", kernel_location())
     return _compat.make_tensor(view.data.copy(), view.dtype)
@@ -255,8 +257,12 @@ def _tile_bytes(desc: Any) -> int:
 
 @impl("async_descriptor_load")
 def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, barrier: Any, pred: Any,
-                          cache_modifier: Any, eviction_policy: Any, multicast_targets: Any) -> None:
+                          cache_modifier: Any, eviction_policy: Any, multicast_targets: Any,
+                          two_ctas: Any = False) -> None:
     loc = kernel_location()
+    if _unwrap(two_ctas):
+        raise UtlxInterpreterError(f"async_descriptor_load: two_ctas=True needs a cluster of two CTAs; the "
+                                   f"interpreter runs clusters of one{where(loc)}")
     if not _compat.to_bool(pred, "async_descriptor_load pred"):
         return
     view = _buffer(result, "async_descriptor_load", "result")

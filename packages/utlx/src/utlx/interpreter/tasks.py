@@ -107,8 +107,16 @@ class TaskRegion:
         return False
 
 
+#: Keyword arguments of Meta's fork's ``async_tasks``: scheduling attributes with no effect on results.
+_REGION_KWARGS = frozenset({"exclusive", "no_ending_cluster_sync", "mbarrier_try_wait_suspend_ns"})
+
+
 @register_interpreter_impl("async_tasks")
-def _async_tasks(_semantic: Any) -> TaskRegion:
+def _async_tasks(_semantic: Any, *args: Any, **kwargs: Any) -> TaskRegion:
+    unknown = sorted(set(kwargs) - _REGION_KWARGS)
+    if args or unknown:
+        raise UtlxInterpreterError(f"async_tasks: takes only the keyword arguments {sorted(_REGION_KWARGS)}, got "
+                                   f"{len(args)} positional and {unknown}{where(kernel_location(1))}")
     return TaskRegion()
 
 

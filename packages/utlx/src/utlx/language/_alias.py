@@ -38,6 +38,7 @@ TLX_SUBMODULES: dict[str, str] = {
     "types": "utlx.language.types",
     "utility": "utlx.language.utility",
     "warp_ops": "utlx.language.warp_ops",
+    "warp_pipeline": "utlx.language.warp_pipeline",
     "warp_spec": "utlx.language.warp_spec",
 }
 

@@ -17,7 +17,8 @@ from typing import Any
 from tritonx import dsl
 
 #: What ``tritonx plugins`` and the pipeline say utlx is.
-DESCRIPTION = "TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers"
+DESCRIPTION = ("TLX (Triton Language Extensions) ops on stock Triton: shared memory, cp.async, wgmma, TMA, mbarriers; "
+               "AMD buffer ops, direct-to-LDS copies, warp pipelines")
 
 
 def _lowering_version() -> str:

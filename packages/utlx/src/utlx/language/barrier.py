@@ -30,8 +30,9 @@ def barrier_wait(bar, phase, pred=None, _semantic=None):
 
 
 @op
-def barrier_arrive(bar, arrive_count=1, remote_cta_rank=None, _semantic=None):
-    """Arrive ``arrive_count`` times on ``bar`` (optionally on the same barrier of another cluster CTA)."""
+def barrier_arrive(bar, arrive_count=1, remote_cta_rank=None, pred=None, _semantic=None):
+    """Arrive ``arrive_count`` times on ``bar`` (optionally on the same barrier of another cluster CTA); with
+    ``pred``, only when it is true."""
 
 
 @op
@@ -49,13 +50,26 @@ def cluster_barrier(_semantic=None):
     """Synchronize every CTA of the cluster."""
 
 
+@op
+def fence_mbarrier_init_cluster(_semantic=None):
+    """Make mbarrier initialisations visible to the other CTAs of the cluster."""
+
+
+@op
+def amd_sched_barrier(mask=0, _semantic=None):
+    """AMD scheduling fence: machine instructions of the classes not in ``mask`` do not cross this point
+    (``mask=0``: none do). A compiler hint, not a synchronisation."""
+
+
 __all__ = [
     "alloc_barriers",
     "alloc_warp_barrier",
+    "amd_sched_barrier",
     "barrier_arrive",
     "barrier_expect_bytes",
     "barrier_wait",
     "cluster_barrier",
+    "fence_mbarrier_init_cluster",
     "named_barrier_arrive",
     "named_barrier_wait",
 ]

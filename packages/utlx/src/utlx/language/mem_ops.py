@@ -62,8 +62,15 @@ def subslice(local_allocated_buffer, offset, size, _semantic=None):
 
 
 @op
-def local_load(src, token=None, _semantic=None):
-    """Load a whole buffer into registers (a distributed ``tl.tensor``)."""
+def local_load(src, token=None, layout=None, relaxed=False, rematerialize_coordinates=False,
+               rematerialize_coordinates_group=None, _semantic=None):
+    """Load a whole buffer into registers (a distributed ``tl.tensor``).
+
+    ``layout`` (a ``tlx.layout`` or an MFMA/dot-operand layout) is the register layout to load in. On AMD,
+    ``relaxed=True`` (or a ``token``) says an ``async_load_wait_group`` already orders this read after the
+    direct-to-LDS copies that wrote the buffer. ``rematerialize_coordinates[_group]`` are register-pressure
+    hints of Meta's fork (accepted; stock Triton has no use for them).
+    """
 
 
 @op
@@ -82,8 +89,24 @@ def local_trans(input, dims=(1, 0), _semantic=None):
 
 
 @op
-def local_reinterpret(src, dtype, shape=None, _semantic=None):
-    """View a buffer's bytes as another dtype/shape (no data movement)."""
+def local_reinterpret(src, dtype, shape=None, layout=None, _semantic=None):
+    """View a buffer's bytes as another dtype/shape (no data movement), optionally through an explicit
+    shared-memory ``layout``."""
+
+
+@op
+def local_reshape(src, shape, _semantic=None):
+    """View a shared-memory buffer with another shape of the same size (no data movement)."""
+
+
+@op
+def local_gather(src, indices, axis, token=None, _semantic=None):
+    """``result[I] = src[..., indices[I], ...]``: read a buffer at per-element indices along ``axis``."""
+
+
+@op
+def local_scatter(dst, src, indices, axis, token=None, _semantic=None):
+    """``dst[..., indices[I], ...] = src[I]``: write a register tensor into a buffer at per-element indices."""
 
 
 @op
@@ -134,6 +157,7 @@ def async_descriptor_load(
     cache_modifier="",
     eviction_policy="",
     multicast_targets=(),
+    two_ctas=False,
     _semantic=None,
 ):
     """Start a TMA copy of the tile at ``offsets`` of tensor descriptor ``desc`` into buffer ``result``.
@@ -164,6 +188,97 @@ def async_descriptor_prefetch_tensor(desc, offsets, pred=None, eviction_policy="
 
 
 @op
+def prefetch(pointer, level="L2", mask=None, tensormap=False, _semantic=None):
+    """Hint a prefetch of the addresses ``pointer`` (into ``"L1"`` or ``"L2"``), or of a TMA descriptor
+    (``tensormap=True``). No effect on results."""
+
+
+@op
+def async_remote_shmem_copy(dst, src, remote_cta_rank, barrier, _semantic=None):
+    """Copy buffer ``src`` into buffer ``dst`` of cluster CTA ``remote_cta_rank``; completion arrives on
+    ``barrier`` there."""
+
+
+@op
+def update_tensor_descriptor(desc, add_offsets=None, set_bounds=None, pred=None, clamp_bounds=False, _semantic=None):
+    """Move an AMD TDM tensor descriptor (gfx1250) by ``add_offsets`` and/or give it new bounds."""
+
+
+@op
+def async_amd_descriptor_load(desc, result, offsets=None, pred=None, clamp_bounds=True, _semantic=None):
+    """AMD TDM (gfx1250) copy of a descriptor tile into buffer ``result``."""
+
+
+@op
+def async_amd_descriptor_load_fused(members, cache_modifier="", _semantic=None):
+    """Several AMD TDM (gfx1250) descriptor loads issued as one."""
+
+
+@op
+def async_amd_descriptor_store(desc, source, offsets=None, clamp_bounds=True, _semantic=None):
+    """AMD TDM (gfx1250) copy of buffer ``source`` to a descriptor tile."""
+
+
+@op
+def amd_descriptor_prefetch_tensor(desc, offsets, pred=None, speculative=False, _semantic=None):
+    """AMD TDM (gfx1250) prefetch of a descriptor tile."""
+
+
+@op
+def async_amd_descriptor_wait(pendings=0, tokens=None, _semantic=None):
+    """Wait until at most ``pendings`` AMD TDM (gfx1250) copies are in flight."""
+
+
+# ---------------------------------------------------------------------------------------- AMD buffer ops
+
+
+@op
+def assume_uniform(value, _semantic=None):
+    """``value`` (a scalar pointer or 16/32/64-bit scalar) is the same in every lane of the wave.
+
+    Returns it unchanged. On AMD it is read with ``v_readfirstlane`` so that buffer ops built on it keep
+    their base in scalar registers (no per-lane waterfall loop); elsewhere a no-op.
+    """
+
+
+@op
+def buffer_load(ptr, offsets, mask=None, other=None, cache=None, contiguity=1, _semantic=None):
+    """AMD buffer load: ``ptr[offsets]`` into registers, through a buffer resource built on the scalar base
+    ``ptr`` (``offsets``: i32 element offsets; masked-off lanes read ``other``, or 0)."""
+
+
+@op
+def buffer_store(stored_value, ptr, offsets, mask=None, cache=None, _semantic=None):
+    """AMD buffer store: ``ptr[offsets] = stored_value`` through a buffer resource on the scalar base ``ptr``."""
+
+
+@op
+def buffer_atomic_add(ptr, offsets, value, mask=None, sem=None, scope=None, contiguity=1, _semantic=None):
+    """AMD buffer atomic add: ``ptr[offsets] += value``; returns the old values."""
+
+
+@op
+def buffer_load_to_local(dest, ptr, offsets, mask=None, other=None, cache_modifier="", _semantic=None):
+    """AMD direct-to-LDS copy of ``ptr[offsets]`` into buffer ``dest`` (asynchronous: commit and wait it like
+    :func:`async_load`). Returns a token."""
+
+
+@op
+def zeros(shape, dtype, layout=None, _semantic=None):
+    """A zero tensor, optionally created in an explicit register ``layout``."""
+
+
+@op
+def assert_same_layout(lhs, rhs, _semantic=None):
+    """Check at compile time that ``lhs`` ends up in ``rhs``'s layout (a value or a TLX layout)."""
+
+
+@op
+def dump_layout(x, _semantic=None):
+    """Print, at compile time, the layout a value or buffer ends up with."""
+
+
+@op
 def fence(scope, _semantic=None):
     """Memory fence: "gpu", "sys", or "async_shared" (order generic smem writes before async-proxy reads)."""
 
@@ -191,6 +306,13 @@ def reinterpret_tensor_descriptor(desc_ptr, block_shape, dtype, _semantic=None):
 
 __all__ = [
     "allocate_tensor_descriptor",
+    "amd_descriptor_prefetch_tensor",
+    "assert_same_layout",
+    "assume_uniform",
+    "async_amd_descriptor_load",
+    "async_amd_descriptor_load_fused",
+    "async_amd_descriptor_store",
+    "async_amd_descriptor_wait",
     "async_descriptor_load",
     "async_descriptor_prefetch_tensor",
     "async_descriptor_store",
@@ -198,22 +320,34 @@ __all__ = [
     "async_load",
     "async_load_commit_group",
     "async_load_wait_group",
+    "async_remote_shmem_copy",
     "async_remote_shmem_store",
     "async_store",
+    "buffer_atomic_add",
+    "buffer_load",
+    "buffer_load_to_local",
+    "buffer_store",
+    "dump_layout",
     "fence",
     "fence_async_shared",
     "local_alloc",
+    "local_gather",
     "local_load",
     "local_reinterpret",
+    "local_reshape",
+    "local_scatter",
     "local_slice",
     "local_store",
     "local_trans",
     "local_view",
     "make_tensor_descriptor",
+    "prefetch",
     "reinterpret_tensor_descriptor",
     "remote_shmem_store",
     "remote_view",
     "storage_alias_spec",
     "subslice",
     "tmem_copy",
+    "update_tensor_descriptor",
+    "zeros",
 ]

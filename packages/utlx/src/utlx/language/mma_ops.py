@@ -60,4 +60,74 @@ def tcgen05_commit(mBarrier, two_ctas=False, _semantic=None):
     """Make ``mBarrier`` receive one arrival when every earlier tcgen05 op has completed."""
 
 
-__all__ = ["async_dot", "async_dot_scaled", "async_dot_wait", "tcgen05_commit"]
+@op
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
+               rhs_k_pack=True, out_dtype=tl.float32, tiles_per_warp=None, _semantic=None):
+    """``tl.dot_scaled`` with Meta's fork's extra ``tiles_per_warp`` (MFMA tiling hint; only ``None`` on stock)."""
+
+
+@op
+def require_layout(x, layout, pin=True, late_address_compute=False, _semantic=None):
+    """``x`` (values unchanged) in register layout ``layout``. ``pin`` and ``late_address_compute`` are
+    layout-propagation hints of Meta's fork: stock Triton may still move the conversion."""
+
+
+@op
+def release_layout(x, _semantic=None):
+    """``x`` with its layout free again for the compiler to choose (the inverse of :func:`require_layout`)."""
+
+
+@op
+def require_amd_wmma_layout(src, version=3, transposed=True, warp_bases=((0, 2), (2, 0)), reg_bases=((0, 1), (1, 0)),
+                            instr_shape=(16, 16, 128), _semantic=None):
+    """``src`` in an explicit AMD WMMA register layout (RDNA / gfx1250)."""
+
+
+@op
+def extract_slice(source, shape, offsets, _semantic=None):
+    """The static register sub-tile ``source[offsets : offsets + shape]``."""
+
+
+@op
+def rematerialized_range(start, end, identity, placement=None, _semantic=None):
+    """``tl.arange(start, end)`` that the fork keeps apart per ``identity`` (a register-pressure hint)."""
+
+
+@op
+def amd_register_resident(value, register_class="agpr", registers_per_group=1, _semantic=None):
+    """``value``, asked to stay in AGPR/VGPR tuples (a register-allocation hint of Meta's fork)."""
+
+
+@op
+def amd_register_handoff(value, register_class="vgpr", _semantic=None):
+    """``value``, starting a new register-allocation interval (a hint of Meta's fork)."""
+
+
+@op
+def amd_scheduled_mfma(a, b, acc, accumulator_role, resident_operand=None, accumulator_register_class=None,
+                       initialize=False, _semantic=None):
+    """``acc + a @ b`` (``a @ b`` with ``initialize``) on AMD matrix cores; the role and register-class
+    arguments fix MFMA issue order and accumulator registers in Meta's fork (hints here)."""
+
+
+@op
+def amd_mfma_commit(value, preserve=None, _semantic=None):
+    """An MFMA-result boundary: returns ``value`` (and ``preserve`` when given) unchanged."""
+
+
+__all__ = [
+    "amd_mfma_commit",
+    "amd_register_handoff",
+    "amd_register_resident",
+    "amd_scheduled_mfma",
+    "async_dot",
+    "async_dot_scaled",
+    "async_dot_wait",
+    "dot_scaled",
+    "extract_slice",
+    "release_layout",
+    "rematerialized_range",
+    "require_amd_wmma_layout",
+    "require_layout",
+    "tcgen05_commit",
+]

@@ -11,8 +11,13 @@ from utlx.language._op import passthrough_op
 
 
 @passthrough_op
-def async_tasks(_semantic=None):
-    """Open a warp-specialized region; each nested ``async_task`` runs concurrently on its own warps."""
+def async_tasks(*args, exclusive=False, no_ending_cluster_sync=False, mbarrier_try_wait_suspend_ns=None,
+                _semantic=None, **kwargs):
+    """Open a warp-specialized region; each nested ``async_task`` runs concurrently on its own warps.
+
+    ``exclusive``, ``no_ending_cluster_sync`` and ``mbarrier_try_wait_suspend_ns`` are attributes of Meta's
+    fork's warp-specialize op; they are checked and have no effect on stock Triton.
+    """
 
 
 @passthrough_op

@@ -23,6 +23,24 @@ from typing import Any
 from triton.language import core as tl
 
 from utlx.language._dispatch import dispatch
+from utlx.language.layouts import (  # TLX keeps its layouts in its types module
+    DummyRegisterLayoutEncoding,
+    DummyTMEMLayoutEncoding,
+    TMemCTAMode,
+    _ints,
+    amd_mfma_layout,
+    dot_operand_layout,
+    layout,
+    layout_encoding,
+    nv_mma_shared_layout_encoding,
+    padded_shared_layout_encoding,
+    shared_layout_encoding,
+    shared_linear_layout_encoding,
+    swizzled_layout,
+    swizzled_shared_layout_encoding,
+    tensor_memory_layout_encoding,
+    tensor_memory_scales_layout_encoding,
+)
 
 
 class storage_kind(enum.Enum):
@@ -33,165 +51,6 @@ class storage_kind(enum.Enum):
     smemCluster = "smemCluster"
 
 
-# ----------------------------------------------------------------------------------------------- layouts
-
-
-def _ints(values: Any) -> list[int]:
-    return [int(tl._unwrap_if_constexpr(v)) for v in values]
-
-
-def _permuted(order: Any, dims: Any) -> tuple[int, ...]:
-    """Layout order of a view whose dimension ``i`` is the original dimension ``dims[i]``."""
-    order, dims = _ints(order), _ints(dims)
-    if sorted(dims) != list(range(len(order))):
-        raise ValueError(f"make_permute: dims {dims} is not a permutation of {len(order)} dimensions")
-    return tuple(order[d] for d in dims)
-
-
-class layout_encoding:
-    """Base of every TLX layout: a description of how a buffer or tensor is laid out."""
-
-    def __init__(self) -> None:
-        pass
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(
-            tuple(v) if isinstance(v, list) else v for k, v in sorted(vars(self).items()) if not k.startswith("_")
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self._fields()))
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in sorted(vars(self).items()) if not k.startswith("_"))
-        return f"{type(self).__name__}({fields})"
-
-
-class shared_layout_encoding(layout_encoding):
-    """Base of shared-memory (and tensor-memory) buffer layouts; ``make_permute`` gives a transposed view's."""
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    def make_permute(self, dims):
-        """Layout of the view whose dimension ``i`` is this layout's dimension ``dims[i]``."""
-        raise TypeError(f"{type(self).__name__} cannot be permuted")
-
-
-class swizzled_shared_layout_encoding(shared_layout_encoding):
-    """A swizzled shared layout (``#ttg.swizzled_shared``): ``vectorSize`` elements per swizzle unit, XOR
-    phases ``perPhase``/``maxPhase``, ``order`` fastest dimension first, and the CTA-split description."""
-
-    def __init__(self, vectorSize, perPhase, maxPhase, order, numCTAs, numCTAsPerCGA, numCTASplit, numCTAOrder):
-        super().__init__()
-        self.vectorSize = vectorSize
-        self.perPhase = perPhase
-        self.maxPhase = maxPhase
-        self.order = order
-        self.numCTAs = numCTAs
-        self.numCTAsPerCGA = numCTAsPerCGA
-        self.numCTASplit = numCTASplit
-        self.numCTAOrder = numCTAOrder
-
-    @classmethod
-    def make_default(cls, rank):
-        """The unswizzled row-major layout of a ``rank``-dimensional buffer on one CTA."""
-        ones = [1] * rank
-        return cls(1, 1, 1, list(range(rank - 1, -1, -1)), list(ones), list(ones), list(ones), list(ones))
-
-    def make_permute(self, dims):
-        return swizzled_shared_layout_encoding(self.vectorSize, self.perPhase, self.maxPhase,
-                                               _permuted(self.order, dims), self.numCTAs, self.numCTAsPerCGA,
-                                               self.numCTASplit, self.numCTAOrder)
-
-
-class tensor_memory_layout_encoding(shared_layout_encoding):
-    """Blackwell tensor-memory layout: ``blockM`` x ``blockN`` blocks, ``colStride`` columns per element."""
-
-    def __init__(self, blockM, blockN, colStride, CTASplitM, CTASplitN):
-        super().__init__()
-        self.blockM = blockM
-        self.blockN = blockN
-        self.colStride = colStride
-        self.CTASplitM = CTASplitM
-        self.CTASplitN = CTASplitN
-
-    @classmethod
-    def make_default(cls, shape):
-        """One block covering the 2-D ``shape``, one column per element, one CTA."""
-        rows, cols = _ints(shape)[:2]
-        return cls(rows, cols, 1, 1, 1)
-
-
-class tensor_memory_scales_layout_encoding:
-    """Blackwell tensor-memory layout of the scale factors of a scaled MMA."""
-
-    def __init__(self, CTASplitM: int = 1, CTASplitN: int = 1):
-        self.CTASplitM = CTASplitM
-        self.CTASplitN = CTASplitN
-
-    @classmethod
-    def make_default(cls):
-        return cls()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, tensor_memory_scales_layout_encoding) and (
-            self.CTASplitM, self.CTASplitN) == (other.CTASplitM, other.CTASplitN)
-
-    def __hash__(self) -> int:
-        return hash((self.CTASplitM, self.CTASplitN))
-
-    def __repr__(self) -> str:
-        return f"tensor_memory_scales_layout_encoding(CTASplitM={self.CTASplitM}, CTASplitN={self.CTASplitN})"
-
-
-class nv_mma_shared_layout_encoding(shared_layout_encoding):
-    """The NVMMA shared layout (``#ttg.nvmma_shared``) that wgmma/tcgen05 and TMA read directly."""
-
-    def __init__(self, shape, order, elemType, numCTAsPerCGA, numCTASplit, numCTAOrder, fp4Padded, swizzled):
-        super().__init__()
-        self.shape = shape
-        self.order = order
-        self.elemType = elemType
-        self.numCTAsPerCGA = numCTAsPerCGA
-        self.numCTASplit = numCTASplit
-        self.numCTAOrder = numCTAOrder
-        self.fp4Padded = fp4Padded
-        self.swizzled = swizzled
-
-    @classmethod
-    def make_default(cls, shape, elemType, fp4Padded=False):
-        """Row-major, swizzled, one CTA."""
-        rank = len(shape)
-        ones = [1] * rank
-        return cls(shape, list(range(rank - 1, -1, -1)), elemType, list(ones), list(ones), list(ones), fp4Padded,
-                   True)
-
-    def make_permute(self, dims):
-        return nv_mma_shared_layout_encoding(self.shape, _permuted(self.order, dims), self.elemType,
-                                             self.numCTAsPerCGA, self.numCTASplit, self.numCTAOrder, self.fp4Padded,
-                                             self.swizzled)
-
-
-class DummyRegisterLayoutEncoding(layout_encoding):
-    """Placeholder for a register (distributed) layout that the compiler picks later; ``tmem_compatible``
-    asks for one that Blackwell tensor-memory loads and stores can use."""
-
-    def __init__(self, shape: list[int], element_type: tl.dtype, tmem_compatible: bool = False):
-        super().__init__()
-        self.shape = shape
-        self.element_type = element_type
-        self.tmem_compatible = tmem_compatible
-
-
-class DummyTMEMLayoutEncoding(layout_encoding):
-    """Placeholder for a tensor-memory layout that the compiler picks later (sub-16-bit TMEM buffers)."""
-
-    def __init__(self):
-        super().__init__()
 
 
 # ------------------------------------------------------------------------------------ buffer reuse groups
@@ -531,24 +390,31 @@ __all__ = [
     "CLCPipeliner",
     "DummyRegisterLayoutEncoding",
     "DummyTMEMLayoutEncoding",
+    "TMemCTAMode",
+    "amd_mfma_layout",
     "async_token",
     "async_token_type",
     "buffered_tensor",
     "buffered_tensor_type",
     "clc_response",
     "clc_response_type",
+    "dot_operand_layout",
+    "layout",
     "layout_encoding",
     "mbarrier",
     "mbarrier_type",
     "nv_mma_shared_layout_encoding",
+    "padded_shared_layout_encoding",
     "register_value_class",
     "reuse_group",
     "reuse_group_ir_type",
     "reuse_group_type",
     "shared_layout_encoding",
+    "shared_linear_layout_encoding",
     "storage_alias_spec",
     "storage_alias_spec_type",
     "storage_kind",
+    "swizzled_layout",
     "swizzled_shared_layout_encoding",
     "tensor_descriptor_ptr",
     "tensor_descriptor_ptr_type",
