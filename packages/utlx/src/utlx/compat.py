@@ -424,6 +424,26 @@ def launch_options_hook() -> tuple[type, str]:
     return JITFunction, "_pack_args"
 
 
+def load_cache_modifier_hook() -> tuple[type, str] | None:
+    """Where ``tl.load``'s ``cache_modifier`` string is parsed, on Triton versions whose loads lack ``".cs"``
+    (3.6 and 3.7: only stores take it; 3.8 added it to loads, where AMD kernels use it); None from 3.8 on."""
+    if version_at_least(3, 8):
+        return None
+    from triton.language.semantic import TritonSemantic
+
+    return TritonSemantic, "_str_to_load_cache_modifier"
+
+
+def aggregate_decorator_hook() -> tuple[Any, str] | None:
+    """``triton.language.core._aggregate`` on Triton versions whose aggregates need an explicit ``__init__``
+    (3.6 and 3.7; 3.8 generates one from the annotations, and TLX kernels rely on it); None from 3.8 on."""
+    if version_at_least(3, 8):
+        return None
+    from triton.language import core
+
+    return core, "_aggregate"
+
+
 def gpu_target_class() -> type:
     """``triton.backends.compiler.GPUTarget`` (Meta's fork adds ``is_cuda_backend()``)."""
     from triton.backends.compiler import GPUTarget

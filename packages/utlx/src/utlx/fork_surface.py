@@ -10,7 +10,12 @@ comprehension over ``range(N)`` (``[tlx.local_alloc(...) for _ in range(n)]``), 
 generator accepts and stock's does not (tuple comprehensions only): utlx accepts a comprehension over a
 ``range`` of compile-time ints, as the fork does. And some list autotune ``key`` names that are not kernel
 arguments, which the fork ignores (as Triton 3.6-3.8 do) and Triton 3.9 rejects at import: utlx leaves such
-names out of the key on 3.9, as the others never used them. Each addition here checks
+names out of the key on 3.9, as the others never used them. The AMD tutorials also load with
+``cache_modifier=".cs"`` (streaming), which loads accept from Triton 3.8 on: on 3.6 and 3.7 utlx maps it to the
+same ``CACHE_MODIFIER.CS`` 3.8 uses (the AMDGCN is 3.8's, ``sc0 nt``; NVIDIA's 3.6/3.7 lowering of a load then
+drops the hint). And ``@aggregate`` classes without their own ``__init__`` (3.8 builds one from the field
+annotations; 3.6/3.7 fail with "Unsupported function referenced: object.__init__") get that constructor on
+3.6/3.7 too. Each addition here checks
 :func:`utlx.plugin.enabled` when it is used, so it is gone again (stock Triton's behaviour and errors) once
 utlx is disabled (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx, or ``tritonx.disable_plugins``);
 with utlx disabled in the environment at import, nothing is patched at all. Where the classes and methods
@@ -229,10 +234,58 @@ def range_comprehension(generator: Any, node: Any) -> Any:
 # --------------------------------------------------------------------------------------- install
 
 
+def _load_cache_modifier(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _str_to_load_cache_modifier(self: Any, cache_modifier: Any) -> Any:
+        if cache_modifier == ".cs" and enabled():
+            from triton._C.libtriton import ir
+
+            return ir.CACHE_MODIFIER.CS  # what Triton 3.8's loads map ".cs" to
+        return original(self, cache_modifier)
+
+    return _str_to_load_cache_modifier
+
+
+def _field_init(cls: type) -> Callable[..., None]:
+    """The constructor Triton 3.8 gives an aggregate without one: fields in annotation order, by position or
+    keyword, each required unless the class gives it a default."""
+    fields = tuple(getattr(cls, "__annotations__", {}))
+    defaults = {name: cls.__dict__[name] for name in fields if name in cls.__dict__}
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(fields):
+            raise TypeError(f"{cls.__name__}() takes {len(fields)} field values, got {len(args)}")
+        for index, name in enumerate(fields):
+            if index < len(args):
+                if name in kwargs:
+                    raise TypeError(f"{cls.__name__}() got two values for field '{name}'")
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs.pop(name)
+            elif name in defaults:
+                value = defaults[name]
+            else:
+                raise TypeError(f"{cls.__name__}() is missing field '{name}'")
+            setattr(self, name, value)
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() has no field '{next(iter(kwargs))}'")
+
+    __init__.__triton_builtin__ = True  # type: ignore[attr-defined]  # Triton's dependency hashing skips it
+    return __init__
+
+
+def _aggregate(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _aggregate(cls: type) -> Any:
+        if enabled() and "__init__" not in cls.__dict__:
+            cls.__init__ = _field_init(cls)  # type: ignore[misc]
+        return original(cls)
+
+    return _aggregate
+
+
 def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
     config = _compat.autotune_config_class()
     owner, name = _compat.launch_options_hook()
-    return [
+    targets = [
         (config, "__init__", _config_init),
         (config, "all_kwargs", _config_all_kwargs),
         (config, "__str__", _config_str),
@@ -240,6 +293,13 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (_compat.autotuner_class(), "__init__", _autotuner_init),
         (owner, name, _pack_args),
     ]
+    cache_hook = _compat.load_cache_modifier_hook()
+    if cache_hook is not None:
+        targets.append((*cache_hook, _load_cache_modifier))
+    aggregate_hook = _compat.aggregate_decorator_hook()
+    if aggregate_hook is not None:
+        targets.append((*aggregate_hook, _aggregate))
+    return targets
 
 
 def install() -> None:

@@ -36,27 +36,15 @@ COMPILE: dict[str, str] = {
     "amd_mxfp_gemm_tdm_pipelined": _GFX1250,
 }
 
-#: Stock Triton before 3.8 rejects the ``.cs`` (streaming) load cache modifier on AMD; the fork and 3.8+ accept it.
-_CS = "ValueError: Cache modifier .cs not supported"
 
-#: On 3.6 and 3.7 Triton's code generator refuses the file's kernel at a call that reaches ``object.__init__``
-#: (3.8 and 3.9 compile it); the cause in the file is not yet pinned down (docs/utlx.md).
-_OBJECT_INIT = "RuntimeError: Unsupported function referenced: <slot wrapper '__init__' of 'object' objects>"
 
 #: Triton minor version ("3.6") -> case id -> first error, on that version only; ``None``: the case compiles on
 #: that version although ``COMPILE`` lists it.
 BY_VERSION: dict[str, dict[str, str | None]] = {
     "3.6": {
-        "amd_fa_cluster": _OBJECT_INIT,
-        "amd_addmm_glu.tlx_optimized": _CS,
-        "amd_addmm_glu.tlx_persistent": _CS,
-        # Its copies are staged through registers on 3.6 (STAGED_BY_VERSION), with less LDS held live: it fits.
+        # Their copies are staged through registers on 3.6 (STAGED_BY_VERSION), with less LDS held live: they fit.
+        "amd_addmm_glu.tlx_optimized": None,
         "gfx9.intra_wave.a4w4": None,
-    },
-    "3.7": {
-        "amd_fa_cluster": _OBJECT_INIT,
-        "amd_addmm_glu.tlx_optimized": _CS,
-        "amd_addmm_glu.tlx_persistent": _CS,
     },
 }
 

@@ -143,3 +143,60 @@ def test_autotune_key_names_that_are_not_arguments_are_ignored():
 
     want = ["n"] if compat.AUTOTUNER_REJECTS_UNKNOWN_KEYS else ["n", "NOT_AN_ARGUMENT"]  # older: kept, never used
     assert list(_kernel.keys) == want
+
+
+@triton.jit
+def _streaming_copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, cache_modifier=".cs") + 1.0)
+
+
+def _compile_streaming(block: int):
+    from triton.compiler import ASTSource
+
+    src = ASTSource(_streaming_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": block})
+    return triton.compile(src, target=GPUTarget("hip", "gfx942", 64))
+
+
+@pytest.mark.smoke
+def test_streaming_loads_compile_on_every_version_as_on_3_8():
+    """``tl.load(cache_modifier=".cs")`` (the AMD tutorials' streaming loads): loads take it from Triton 3.8 on;
+    utlx gives 3.6/3.7 the same meaning, so the AMDGCN load is non-temporal everywhere."""
+    amdgcn = _compile_streaming(256).asm["amdgcn"]
+    loads = [line for line in amdgcn.splitlines() if "buffer_load_dword" in line or "global_load_dword" in line]
+    assert loads and all(" nt" in line for line in loads), loads
+
+
+@pytest.mark.smoke
+@pytest.mark.skipif(triton.__version__ >= "3.8", reason="Triton 3.8+ loads take '.cs' themselves")
+def test_streaming_loads_are_stocks_error_again_when_utlx_is_disabled():
+    import tritonx
+
+    tritonx.disable_plugins(["utlx"])
+    try:
+        with pytest.raises(Exception, match=r"Cache modifier \.cs not supported"):
+            _compile_streaming(128)  # another specialisation: not served from the cache of the test above
+    finally:
+        tritonx.enable_plugins(["utlx"])
+
+
+@pytest.mark.smoke
+def test_aggregates_without_init_get_the_field_constructor_on_every_version():
+    """``@aggregate`` classes without ``__init__`` (fbtriton's ``amd_fa_cluster``): Triton 3.8+ builds the
+    constructor from the annotations; utlx gives 3.6/3.7 the same one, so the kernel compiles everywhere."""
+    from triton.compiler import ASTSource
+    from triton.language.core import _aggregate
+
+    # Real (not string) annotations, as in a file without ``from __future__ import annotations``: 3.6/3.7 check
+    # each field's value against its annotation with isinstance.
+    Pair = _aggregate(type("Pair", (), {"__annotations__": {"lo": tl.tensor, "hi": tl.tensor}}))
+
+    @triton.jit
+    def kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        p = Pair(tl.load(x_ptr + offs), hi=tl.load(x_ptr + BLOCK + offs))
+        tl.store(y_ptr + offs, p.lo * 2.0 + p.hi)
+
+    src = ASTSource(kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 64})
+    ttir = triton.compile(src, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert ttir.count("tt.load") == 2 and "arith.mulf" in ttir and "arith.addf" in ttir
