@@ -110,35 +110,10 @@ def hook_call() -> dict[str, float]:
 
 
 def _stand_in_driver():
-    """Enough of a CUDA driver for ``warmup`` on the CPU: a Hopper target, device 0, no stream."""
-    import torch
-    from triton.backends.compiler import GPUTarget
-    from triton.backends.driver import DriverBase
+    """Enough of a CUDA driver for ``warmup`` on the CPU: the launch-path test's stand-in."""
+    from cpu_stand_in_driver import CpuStandInDriver  # packages/core/tests (on sys.path above)
 
-    class StandIn(DriverBase):
-        @classmethod
-        def is_active(cls) -> bool:
-            return True
-
-        def get_current_target(self):
-            return GPUTarget("cuda", 90, 32)
-
-        def get_current_device(self):
-            return 0
-
-        def get_current_stream(self, device=None):
-            return 0
-
-        def get_active_torch_device(self):
-            return torch.device("cpu")
-
-        def get_benchmarker(self):
-            raise NotImplementedError("no GPU here")
-
-        def map_python_to_cpp_type(self, ty):
-            return "void*"
-
-    return StandIn()
+    return CpuStandInDriver()
 
 
 def jit_path_us(mode: str, n: int) -> float:

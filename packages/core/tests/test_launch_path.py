@@ -11,38 +11,11 @@ import pytest
 import triton
 import triton.language as tl
 import tritonx
-from triton.backends.compiler import GPUTarget
-from triton.backends.driver import DriverBase
+from cpu_stand_in_driver import CpuStandInDriver
 from triton.runtime import driver as driver_config
 
 torch = pytest.importorskip("torch")
 MARK = "// tritonx-launch:"
-
-
-class CpuStandInDriver(DriverBase):
-    """Enough of a CUDA driver for ``warmup``: a Hopper target, device 0, no stream, CPU tensors."""
-
-    @classmethod
-    def is_active(cls) -> bool:
-        return True
-
-    def get_current_target(self):
-        return GPUTarget("cuda", 90, 32)
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_active_torch_device(self):
-        return torch.device("cpu")
-
-    def get_benchmarker(self):
-        raise NotImplementedError("no GPU here")
-
-    def map_python_to_cpp_type(self, ty):
-        return "void*"
 
 
 @pytest.fixture
