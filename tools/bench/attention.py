@@ -3,7 +3,8 @@ vs ``utlx.attention``.
 
     python tools/bench/attention.py [--n-ctx 1024 2048 4096 8192] [--dtype fp16 bf16] [--head-dim 128 64]
         [--causal both|yes|no] [--impl all|sdpa|meta-tutorial|utlx-attention ...] [--tlx utlx|meta]
-        [--tutorials NAME ...] [--compare-meta] [--out DIR] [--budget-s S] [--rounds R] [--rep-ms MS]
+        [--tutorials NAME ...] [--compare-meta [--alternate N]] [--out DIR] [--budget-s S] [--rounds R]
+        [--rep-ms MS]
     python tools/bench/attention.py --join A.json B.json     # one table of two runs (e.g. utlx and Meta)
 
 Issue 10's setting: B=4, H=32, D=128 (and 64), N_CTX 1024..8192, fp16 (and bf16), causal and not. Rows:
@@ -14,7 +15,10 @@ Issue 10's setting: B=4, H=32, D=128 (and 64), N_CTX 1024..8192, fp16 (and bf16)
   sm_scale)`` as it is (own autotuning), on the TLX named by ``--tlx``. The tutorials have no causal mode
   (causal cells say so). ``--tlx meta`` re-runs this script in a clean environment with Meta's
   triton-utlx (``tools/device/tlx_tutorial_tests.py --impl meta`` builds it: never both ``utlx`` packages
-  on one ``sys.path``); ``--compare-meta`` does that after the utlx rows and joins the two;
+  on one ``sys.path``); ``--compare-meta`` does that after the utlx rows and joins the two. Two builds
+  cannot share a process, so ``--alternate N`` runs them N times in turn (utlx here, Meta in its child,
+  SDPA timed in both) and reports per tutorial the ratio of the medians and the SDPA-anchored ratio
+  ``median(utlx / sdpa) / median(meta / sdpa)``, which cancels the GPU's drift between processes;
 * ``utlx.attention``: when utlx has it (a note otherwise).
 
 Method: per shape every implementation is prepared first (first call: compile + autotune, untimed) and
@@ -413,6 +417,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--tutorials", nargs="+", choices=META_TUTORIALS, default=list(META_TUTORIALS))
     ap.add_argument("--compare-meta", action="store_true",
                     help="then run the tutorial rows on Meta's triton-utlx (own process) and join the tables")
+    ap.add_argument("--alternate", type=int, default=1, metavar="N",
+                    help="with --compare-meta: N utlx/Meta turns, SDPA in both, anchored ratios (default 1)")
     ap.add_argument("--out", default=os.environ.get("TRITONX_BENCH_OUT") or os.environ.get("OUT") or "bench-out")
     ap.add_argument("--budget-s", type=float, default=420.0, help="whole-run time budget (default 420)")
     ap.add_argument("--rounds", type=int, default=3, help="rotating timing rounds per shape (default 3)")
@@ -424,8 +430,11 @@ def parser() -> argparse.ArgumentParser:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser().parse_args(argv)
     args.groups = list(IMPL_GROUPS) if "all" in args.impl else list(dict.fromkeys(args.impl))
-    if args.tlx == "meta" and args.groups != ["meta-tutorial"]:
-        parser().error("--tlx meta runs only the tutorial rows: add --impl meta-tutorial")
+    if args.tlx == "meta" and ("meta-tutorial" not in args.groups
+                               or not set(args.groups) <= {"meta-tutorial", "sdpa"}):
+        parser().error("--tlx meta runs only the tutorial rows (and sdpa): add --impl meta-tutorial [sdpa]")
+    if args.alternate > 1 and not args.compare_meta:
+        parser().error("--alternate is for --compare-meta (turns between utlx and Meta's build)")
     if args.compare_meta and args.tlx == "meta":
         parser().error("--compare-meta is for the utlx run (it starts the Meta run itself)")
     return args
@@ -435,20 +444,67 @@ def in_meta_environment() -> bool:
     return os.environ.get("UTLX_TUTORIALS_IMPL") == "meta"
 
 
-def meta_subprocess(args: argparse.Namespace, argv: Sequence[str], out: Path) -> int:
-    """This script again, with ``--impl meta-tutorial --tlx meta``, in the environment of Meta's build."""
+def meta_subprocess(args: argparse.Namespace, argv: Sequence[str], out: Path, scratch: Path | None = None,
+                    with_sdpa: bool = False) -> int:
+    """This script again, with ``--impl meta-tutorial --tlx meta``, in the environment of Meta's build
+    (``scratch``: its private Triton cache, kept between turns of ``--alternate``)."""
     runner = _load(ROOT / "tools/device/tlx_tutorial_tests.py", "tlx_tutorial_tests")
     wheel = runner.meta_wheel().meta_wheel_dir()
     if wheel is None:
         print(f"attention.py: {runner.meta_wheel().unavailable_reason()}", file=sys.stderr)
         return 2
     keep = [a for a in argv if a not in ("--compare-meta",)]
-    keep = _drop_option(_drop_option(_drop_option(keep, "--impl"), "--tlx"), "--out")
-    cmd = [sys.executable, str(Path(__file__).resolve()), *keep, "--impl", "meta-tutorial", "--tlx", "meta",
-           "--out", str(out)]
+    for option in ("--impl", "--tlx", "--out", "--alternate"):
+        keep = _drop_option(keep, option)
+    cmd = [sys.executable, str(Path(__file__).resolve()), *keep, "--impl", "meta-tutorial",
+           *(["sdpa"] if with_sdpa else []), "--tlx", "meta", "--out", str(out)]
     print("$", " ".join(cmd), flush=True)
-    with tempfile.TemporaryDirectory(prefix="attention-meta-") as scratch:  # its private Triton cache
-        return subprocess.call(cmd, env=runner.environment("meta", wheel, Path(scratch)))
+    if scratch is not None:
+        return subprocess.call(cmd, env=runner.environment("meta", wheel, scratch))
+    with tempfile.TemporaryDirectory(prefix="attention-meta-") as tmp:
+        return subprocess.call(cmd, env=runner.environment("meta", wheel, Path(tmp)))
+
+
+def _cells(run: dict[str, Any]) -> dict[tuple, dict[str, float]]:
+    """(dtype, D, causal, N_CTX) -> {implementation: TFLOPS} of one run."""
+    out: dict[tuple, dict[str, float]] = {}
+    for row in run.get("rows", []):
+        key = (row["dtype"], row["head_dim"], row["causal"], row["n_ctx"])
+        out[key] = {n: c["tflops"] for n, c in row.get("impls", {}).items() if "tflops" in c}
+    return out
+
+
+def alternation_summary(utlx_runs: Sequence[dict[str, Any]], meta_runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per (shape, tutorial) over the turns: TFLOPS lists, ratio of medians, SDPA-anchored ratio."""
+    u_cells, m_cells = [_cells(r) for r in utlx_runs], [_cells(r) for r in meta_runs]
+    summary: dict[str, Any] = {}
+    for key in sorted({k for c in u_cells for k in c}):
+        for name in sorted({n for c in u_cells for n in c.get(key, {}) if n.endswith("@utlx")}):
+            meta_name = name.replace("@utlx", "@meta")
+            u = [c[key][name] for c in u_cells if name in c.get(key, {})]
+            m = [c[key][meta_name] for c in m_cells if meta_name in c.get(key, {})]
+            u_anch = [c[key][name] / c[key]["sdpa"] for c in u_cells if name in c.get(key, {}) and "sdpa" in c[key]]
+            m_anch = [c[key][meta_name] / c[key]["sdpa"] for c in m_cells
+                      if meta_name in c.get(key, {}) and "sdpa" in c[key]]
+            if not (u and m):
+                continue
+            entry = {"utlx_tflops": u, "meta_tflops": m,
+                     "ratio_of_medians": statistics.median(u) / statistics.median(m)}
+            if u_anch and m_anch:
+                entry["sdpa_anchored_ratio"] = statistics.median(u_anch) / statistics.median(m_anch)
+            summary[f"{name.removesuffix('@utlx')} {key[0]} D={key[1]} {'causal' if key[2] else 'full'} "
+                    f"N_CTX={key[3]}"] = entry
+    return summary
+
+
+def format_alternation(summary: dict[str, Any]) -> str:
+    lines = ["utlx vs Meta over alternating turns (TFLOPS per turn; ratios of medians; SDPA-anchored):"]
+    for label, e in summary.items():
+        anch = e.get("sdpa_anchored_ratio")
+        lines.append(f"  {label}: utlx {' '.join(f'{x:.0f}' for x in e['utlx_tflops'])} | meta "
+                     f"{' '.join(f'{x:.0f}' for x in e['meta_tflops'])} | ratio {e['ratio_of_medians']:.3f}"
+                     + (f" | anchored {anch:.3f}" if anch is not None else ""))
+    return "\n".join(lines)
 
 
 def _drop_option(argv: Sequence[str], option: str) -> list[str]:
@@ -484,17 +540,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     impls, notes = build_impls(args.groups, args.tlx, args.tutorials)
     import triton
 
-    results: dict[str, Any] = {
-        "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-        "python": platform.python_version(), "tlx": args.tlx, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "method": f"per shape: first call (compile/autotune) and float32 check, then {args.rounds} rotating rounds "
-                  f"of do_bench(rep={args.rep_ms} ms, median, plain loop); TFLOPS from the median over rounds",
-        "notes": notes,
-        "rows": run(shapes_from_args(args), impls, timer=do_bench_median, device="cuda", rounds=args.rounds,
-                    rep_ms=args.rep_ms, budget_s=args.budget_s)}
+    def measure() -> dict[str, Any]:
+        return {
+            "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+            "python": platform.python_version(), "tlx": args.tlx, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "method": f"per shape: first call (compile/autotune) and float32 check, then {args.rounds} rotating "
+                      f"rounds of do_bench(rep={args.rep_ms} ms, median, plain loop); TFLOPS from the median over "
+                      f"rounds", "notes": notes,
+            "rows": run(shapes_from_args(args), impls, timer=do_bench_median, device="cuda", rounds=args.rounds,
+                        rep_ms=args.rep_ms, budget_s=args.budget_s)}
+
+    results = measure()
     path = out / ("attention-meta.json" if args.tlx == "meta" else "attention.json")
     write_json(results, path)
     runs = [results]
+    if args.compare_meta and args.alternate > 1:
+        utlx_runs, meta_runs = [results], []
+        with tempfile.TemporaryDirectory(prefix="attention-meta-") as scratch:
+            for turn in range(args.alternate):
+                if turn:
+                    utlx_runs.append(measure())
+                turn_out = out / f"meta-turn{turn}"
+                if meta_subprocess(args, argv, turn_out, Path(scratch), with_sdpa=True) == 0:
+                    meta_runs.append(json.loads((turn_out / "attention-meta.json").read_text()))
+        summary = alternation_summary(utlx_runs, meta_runs)
+        write_json({"utlx_runs": utlx_runs, "meta_runs": meta_runs, "summary": summary},
+                   out / "attention-alternating.json")
+        runs = [utlx_runs[-1], *meta_runs[-1:]]
+        print(format_table(merge(runs), {k: v for r in runs for k, v in r.get("notes", {}).items()}))
+        print(format_alternation(summary))
+        return 0
     if args.compare_meta:
         meta_path = out / "attention-meta.json"
         if meta_subprocess(args, argv, out) == 0 and meta_path.is_file():

@@ -146,3 +146,25 @@ def test_without_a_gpu_it_says_so(attention_bench_mod, monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert attention_bench_mod.main(["--impl", "sdpa"]) == 2
     assert "no GPU" in capsys.readouterr().err
+
+
+def test_alternation_summary_anchors_each_turn_on_its_own_sdpa(attention_bench_mod):
+    m = attention_bench_mod
+    name = "hopper_fa_ws_pipelined_pingpong_persistent"
+
+    def turn(tut, sdpa, tlx):
+        return {"rows": [{"dtype": "fp16", "head_dim": 128, "causal": False, "n_ctx": 2048,
+                          "impls": {f"{name}@{tlx}": {"tflops": tut}, "sdpa": {"tflops": sdpa}}}]}
+
+    # the GPU ran 10% slower during the Meta turns: raw ratios say 1.1, anchored ones say 1.0
+    utlx = [turn(600, 580, "utlx"), turn(590, 570, "utlx"), turn(610, 590, "utlx")]
+    meta = [turn(540, 522, "meta"), turn(545, 527, "meta"), turn(535, 517, "meta")]
+    summary = m.alternation_summary(utlx, meta)
+    (label, entry), = summary.items()
+    assert label == f"{name} fp16 D=128 full N_CTX=2048"
+    assert entry["utlx_tflops"] == [600, 590, 610] and entry["meta_tflops"] == [540, 545, 535]
+    assert abs(entry["ratio_of_medians"] - 600 / 540) < 1e-9
+    assert abs(entry["sdpa_anchored_ratio"] - 1.0) < 0.01
+    assert "anchored 1.0" in m.format_alternation(summary)
+    with pytest.raises(SystemExit):
+        m.parse_args(["--alternate", "3"])  # only with --compare-meta

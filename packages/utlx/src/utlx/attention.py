@@ -47,7 +47,9 @@ class Config:
     """One kernel configuration: tile, ring depths, consumer register budget (``setmaxnreg``), how many MB of
     K/V the heads a causal schedule keeps in flight may take (``l2_mb``; see :func:`causal_schedule`), and
     whether a K block is released after the softmax instead of before it (``late_k``: one warpgroup
-    barrier less between S and P, K held a little longer)."""
+    barrier less between S and P, K held a little longer), and whether the tiles that do not fill a last
+    round of the persistent grid are split along KV between all programs (``stream_k``, non-causal only:
+    see :func:`stream_k_schedule`)."""
 
     block_m: int = 128
     block_n: int = 128
@@ -57,17 +59,19 @@ class Config:
     consumer_regs: int = 240
     l2_mb: int = 16
     late_k: bool = False
+    stream_k: bool = False
 
     @property
     def id(self) -> str:
         return (f"m{self.block_m}n{self.block_n}c{self.num_consumers}q{self.num_q}kv{self.num_kv}"
-                f"r{self.consumer_regs}l{self.l2_mb}" + ("k" if self.late_k else ""))
+                f"r{self.consumer_regs}l{self.l2_mb}" + ("k" if self.late_k else "") + ("s" if self.stream_k else ""))
 
     def constexprs(self, head_dim: int, causal: bool, n_ctx: int) -> dict[str, Any]:
         return {"HEAD_DIM": head_dim, "BLOCK_M": self.block_m, "BLOCK_N": self.block_n,
                 "NUM_CONSUMERS": self.num_consumers, "NUM_Q": self.num_q, "NUM_KV": self.num_kv, "CAUSAL": causal,
                 "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
-                "LATE_K_RELEASE": self.late_k, "CONSUMER_REGS": self.consumer_regs}
+                "LATE_K_RELEASE": self.late_k, "CONSUMER_REGS": self.consumer_regs,
+                "STREAM_K": self.stream_k and not causal}
 
     @property
     def split(self) -> int:
@@ -91,9 +95,9 @@ def _c(**kw: Any) -> Config:
 #: Tried and dropped (slower on the H200): 64-row K/V blocks with a 4-deep ring (-11%), Q in registers
 #: for the S GEMMs (-1 to -5%), a quarter or half of the exponentials on the FMA pipes (-2%, -6%).
 CONFIGS: dict[tuple[int, bool], list[Config]] = {
-    (128, False): [_c(), _c(late_k=True)],
+    (128, False): [_c(), _c(late_k=True), _c(stream_k=True), _c(late_k=True, stream_k=True)],
     (128, True): [_c(), _c(l2_mb=8), _c(late_k=True), _c(late_k=True, l2_mb=8)],
-    (64, False): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True)],
+    (64, False): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True), _c(num_kv=4, stream_k=True)],
     (64, True): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True)],
 }
 
@@ -177,12 +181,32 @@ def _device(index: int) -> tuple[str, int]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Causal schedule
+# Schedules: which segments (a tile's KV blocks lo .. hi-1) each persistent program runs, in order.
+# Encoding (int32, what the kernel's ``_walk``/``_segment`` read): P + 1 offsets into the segment list,
+# then 4 ints per segment: tile id ``bh * n_m + m``, lo, hi, and the workspace slot of a piece of a
+# split tile (-1: the segment is the whole tile).
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Segments per program (:data:`sched`, the kernel's encoding) and, for stream-K, the split tiles
+    (:data:`splits`: tile id, first slot, piece count per split tile) and the workspace slots they use."""
+
+    sched: list[int]
+    splits: list[int]
+    slots: int
+
+
+def _encode(lists: list[list[tuple[int, int, int, int]]]) -> list[int]:
+    offsets = [0]
+    for lst in lists:
+        offsets.append(offsets[-1] + len(lst))
+    return offsets + [x for lst in lists for seg in lst for x in seg]
 
 
 def causal_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: int, l2_mb: int = 16,
-                    elem_bytes: int = 2) -> list[int]:
-    """Which causal tiles each CTA runs, in order: ``[offsets (num_programs + 1)..., tile ids...]``.
+                    elem_bytes: int = 2, block_m: int = 128, block_n: int = 128) -> Schedule:
+    """Which causal tiles each CTA runs, in order (whole tiles: KV blocks up to the diagonal).
 
     A tile ``t = bh * n_m + m`` (head ``bh``, row block ``m``) costs ``m + 2`` units (its KV blocks plus
     about one block of prologue and epilogue). Tiles are taken head group by head group (as many heads
@@ -196,18 +220,63 @@ def causal_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: 
     per_head = 2 * n_ctx * head_dim * elem_bytes
     group = max(1, (l2_mb << 20) // max(1, per_head))
     heap = [(0, p) for p in range(num_programs)]
-    lists: list[list[int]] = [[] for _ in range(num_programs)]
+    lists: list[list[tuple[int, int, int, int]]] = [[] for _ in range(num_programs)]
     for first in range(0, zh, group):
         heads = range(first, min(zh, first + group))
         for m in reversed(range(n_m)):
+            n_kv = -(-min((m + 1) * block_m, n_ctx) // block_n)
             for bh in heads:
                 load, p = heapq.heappop(heap)
-                lists[p].append(bh * n_m + m)
+                lists[p].append((bh * n_m + m, 0, n_kv, -1))
                 heapq.heappush(heap, (load + m + 2, p))
-    offsets = [0]
-    for lst in lists:
-        offsets.append(offsets[-1] + len(lst))
-    return offsets + [t for lst in lists for t in lst]
+    return Schedule(_encode(lists), [], 0)
+
+
+#: Fewest KV blocks in a piece of a split tile: a piece costs a Q load and a parked fp32 tile besides
+#: its blocks, and every piece is one more term for ``attn_combine``.
+MIN_PIECE_BLOCKS = 4
+
+
+def stream_k_schedule(zh: int, n_m: int, n_kv: int, num_programs: int,
+                      min_piece: int = MIN_PIECE_BLOCKS) -> Schedule:
+    """Non-causal tiles: whole tiles round robin, then the last, partial round split along KV (stream-K).
+
+    With ``T = zh * n_m`` equal tiles on ``P`` programs, round robin takes ``ceil(T / P)`` rounds although
+    the work is ``T / P``: at N_CTX 2048 or 4096 (B*H = 128, D = 128, 132 SMs) the last round is half or
+    nearly all idle, about 3% of the run. Here the ``T mod P`` tiles of that round are cut into one run of
+    ``rem * n_kv`` KV blocks, dealt out in equal contiguous shares (at least ``min_piece`` blocks); a
+    share may end inside a tile and the next one start there. A piece that is not a whole tile parks its
+    partial result in a workspace slot, and ``attn_combine`` merges a split tile's pieces afterwards.
+    """
+    tiles = zh * n_m
+    rem = tiles % num_programs
+    lists: list[list[tuple[int, int, int, int]]] = [[] for _ in range(num_programs)]
+    for t in range(tiles - rem):
+        lists[t % num_programs].append((t, 0, n_kv, -1))
+    splits: list[int] = []
+    slots = 0
+    if rem:
+        share = max(min(min_piece, n_kv), -(-rem * n_kv // num_programs))
+        units = rem * n_kv
+        pieces: dict[int, list[int]] = {}
+        for p, start in enumerate(range(0, units, share)):
+            end = min(units, start + share)
+            u = start
+            while u < end:
+                t = tiles - rem + u // n_kv
+                lo = u % n_kv
+                hi = min(n_kv, lo + end - u)
+                whole = lo == 0 and hi == n_kv
+                if whole:
+                    lists[p].append((t, lo, hi, -1))
+                else:
+                    lists[p].append((t, lo, hi, slots))
+                    pieces.setdefault(t, []).append(slots)
+                    slots += 1
+                u += hi - lo
+        for t, ids in pieces.items():
+            splits += [t, ids[0], len(ids)]
+    return Schedule(_encode(lists), splits, slots)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -218,7 +287,8 @@ Runner = Callable[[Any, Any, Any, Any, float], None]
 
 
 def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms: int, device: Any) -> Runner:
-    """A ``run(q, k, v, o, sm_scale)`` for one problem: grid and constexprs computed once, fast launches."""
+    """A ``run(q, k, v, o, sm_scale)`` for one problem: grid, schedule and constexprs computed once, fast
+    launches (plus one ``attn_combine`` launch and a workspace when stream-K splits tiles)."""
     import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -226,18 +296,32 @@ def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms
     rows = zh * n_ctx
     n_m = triton.cdiv(n_ctx, cfg.block_m)
     grid = (max(1, min(num_sms, n_m * zh)),)
-    kernel = launch.FastLaunch(fa.attn_fwd_ws, grid, cfg.constexprs(d, causal, n_ctx), 4)
-    sched = torch.tensor(causal_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb) if causal else [0],
-                         dtype=torch.int32, device=device)
+    const = cfg.constexprs(d, causal, n_ctx)
+    kernel = launch.FastLaunch(fa.attn_fwd_ws, grid, const, 4)
+    if causal:
+        plan = causal_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb, block_m=cfg.block_m, block_n=cfg.block_n)
+    elif const["STREAM_K"]:
+        plan = stream_k_schedule(zh, n_m, triton.cdiv(n_ctx, cfg.block_n), grid[0])
+    else:
+        plan = Schedule([0], [], 0)
+    sched = torch.tensor(plan.sched, dtype=torch.int32, device=device)
+    splits = torch.tensor(plan.splits or [0], dtype=torch.int32, device=device)
+    combine = (launch.FastLaunch(fa.attn_combine, (len(plan.splits) // 3,), {"HEAD_DIM": d, "BLOCK_M": cfg.block_m},
+                                 8) if plan.slots else None)
+    ws_numel = max(1, plan.slots * cfg.block_m * (d + 2))
     q_block = [cfg.split, d]
     kv_block = [cfg.block_n, d]
     shape = [rows, d]
     strides = [d, 1]
 
     def run(q: Any, k: Any, v: Any, o: Any, sm_scale: float) -> None:
+        # the workspace is per call (stream-ordered caching allocator): concurrent calls never share one
+        ws = torch.empty(ws_numel, dtype=torch.float32, device=q.device) if combine is not None else sched
         kernel(TensorDescriptor(q, shape, strides, q_block), TensorDescriptor(k, shape, strides, kv_block),
                TensorDescriptor(v, shape, strides, kv_block), TensorDescriptor(o, shape, strides, q_block),
-               o, sched, sm_scale, zh, n_ctx)
+               o, sched, ws, sm_scale, zh, n_ctx)
+        if combine is not None:
+            combine(ws, splits, o, n_ctx, n_m)
 
     return run
 

@@ -1,17 +1,26 @@
-"""``utlx.attention``'s host side on the CPU: input errors name the argument, the causal schedule balances
-and covers every tile once, configurations fit in shared memory."""
+"""``utlx.attention``'s host side on the CPU: input errors name the argument, the causal and stream-K
+schedules balance and cover every tile (every KV block) once, configurations fit in shared memory."""
 
 from __future__ import annotations
 
-import math
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
 import utlx  # noqa: E402
-from utlx.attention import CONFIGS, SMEM_LIMIT, all_configs, causal_schedule, config_by_id  # noqa: E402
+from utlx.attention import (  # noqa: E402
+    CONFIGS,
+    MIN_PIECE_BLOCKS,
+    SMEM_LIMIT,
+    all_configs,
+    causal_schedule,
+    config_by_id,
+    stream_k_schedule,
+)
 
 
 def _qkv(shape=(1, 2, 128, 64), dtype=torch.float16):
@@ -61,25 +70,65 @@ def test_every_configuration_fits_shared_memory():
         assert cfg.split == 64
 
 
+def _segments(plan, programs):
+    """Decode a schedule: per program, its (tile, lo, hi, slot) segments in order."""
+    offsets, flat = plan.sched[:programs + 1], plan.sched[programs + 1:]
+    assert offsets[0] == 0 and offsets[-1] * 4 == len(flat)
+    segs = [tuple(flat[i:i + 4]) for i in range(0, len(flat), 4)]
+    return [segs[offsets[p]:offsets[p + 1]] for p in range(programs)]
+
+
 @pytest.mark.parametrize(("zh", "n_m", "programs"), [(128, 16, 132), (128, 64, 132), (32, 32, 132), (3, 5, 4)])
 def test_causal_schedule_covers_each_tile_once_and_balances(zh, n_m, programs):
-    sched = causal_schedule(zh, n_m, programs, n_ctx=n_m * 128, head_dim=128)
-    offsets, tiles = sched[:programs + 1], sched[programs + 1:]
-    assert offsets[0] == 0 and offsets[-1] == len(tiles) == zh * n_m
-    assert sorted(tiles) == list(range(zh * n_m))
-    loads = [sum(t % n_m + 2 for t in tiles[offsets[p]:offsets[p + 1]]) for p in range(programs)]
-    assert min(offsets[p + 1] - offsets[p] for p in range(programs)) >= 1  # no idle CTA
+    per_program = _segments(causal_schedule(zh, n_m, programs, n_ctx=n_m * 128, head_dim=128), programs)
+    segs = [s for mine in per_program for s in mine]
+    assert sorted(t for t, _, _, _ in segs) == list(range(zh * n_m))
+    assert all(lo == 0 and hi == t % n_m + 1 and slot == -1 for t, lo, hi, slot in segs)  # up to the diagonal
+    loads = [sum(t % n_m + 2 for t, *_ in mine) for mine in per_program]
+    assert min(len(mine) for mine in per_program) >= 1  # no idle CTA
     if zh * n_m >= 4 * programs:
         assert max(loads) <= 1.05 * sum(loads) / programs, (max(loads), sum(loads) / programs)
-    for p in range(programs):  # within a CTA, a head group's tiles come heaviest first
-        mine = tiles[offsets[p]:offsets[p + 1]]
-        assert mine[0] % n_m == max(t % n_m for t in mine[:1])
+    for mine in per_program:  # within a CTA, a head group's tiles come heaviest first
+        assert mine[0][0] % n_m == max(t % n_m for t, *_ in mine[:1])
 
 
 def test_causal_schedule_groups_heads_by_l2_budget():
     # 4 MB of K and V per head (8192 x 128 x 2 x 2 bytes): a 16 MB budget keeps 4 heads in flight
-    sched = causal_schedule(16, 64, 132, n_ctx=8192, head_dim=128, l2_mb=16)
-    tiles = sched[133:]
-    first_round = [tiles[sched[p]] for p in range(132)]
+    per_program = _segments(causal_schedule(16, 64, 132, n_ctx=8192, head_dim=128, l2_mb=16), 132)
+    first_round = [mine[0][0] for mine in per_program]
     assert {t // 64 for t in first_round} <= set(range(4 + 4))  # the first wave stays in the first head groups
-    assert math.isclose(len(tiles), 16 * 64)
+    assert sum(len(mine) for mine in per_program) == 16 * 64
+
+
+@settings(max_examples=200, deadline=None)
+@given(zh=st.integers(1, 40), n_m=st.integers(1, 20), n_kv=st.integers(1, 70), programs=st.integers(1, 140))
+def test_stream_k_schedule_covers_every_block_once_and_balances(zh, n_m, n_kv, programs):
+    plan = stream_k_schedule(zh, n_m, n_kv, programs)
+    per_program = _segments(plan, programs)
+    tiles = zh * n_m
+    seen = sorted((t, b) for mine in per_program for t, lo, hi, _ in mine for b in range(lo, hi))
+    assert seen == [(t, b) for t in range(tiles) for b in range(n_kv)]  # every KV block of every tile, once
+    rounds, rem = divmod(tiles, programs)
+    share = max(min(MIN_PIECE_BLOCKS, n_kv), -(-rem * n_kv // programs)) if rem else 0
+    loads = [sum(hi - lo for _, lo, hi, _ in mine) for mine in per_program]
+    assert max(loads) <= rounds * n_kv + share  # never worse than one share past the whole rounds
+    if rem:
+        assert max(loads) <= (rounds + 1) * n_kv  # ... and never worse than plain round robin
+    # pieces: consecutive slots per split tile, listed in `splits`; whole tiles have no slot
+    pieces = {}
+    for mine in per_program:
+        for t, lo, hi, slot in mine:
+            assert (slot == -1) == (lo == 0 and hi == n_kv)
+            if slot >= 0:
+                pieces.setdefault(t, []).append(slot)
+    listed = {plan.splits[i]: (plan.splits[i + 1], plan.splits[i + 2]) for i in range(0, len(plan.splits), 3)}
+    assert listed == {t: (min(s), len(s)) for t, s in pieces.items()}
+    assert all(sorted(s) == list(range(min(s), min(s) + len(s))) for s in pieces.values())
+    assert plan.slots == sum(len(s) for s in pieces.values())
+
+
+def test_stream_k_schedule_splits_the_last_round_at_2048():
+    # B*H = 128, N_CTX = 2048, 128-row tiles: 2048 tiles on 132 SMs = 15 whole rounds + 68 tiles
+    per_program = _segments(stream_k_schedule(128, 16, 16, 132), 132)
+    loads = [sum(hi - lo for _, lo, hi, _ in mine) for mine in per_program]
+    assert max(loads) == 15 * 16 + 9  # 68 * 16 blocks in shares of 9, where round robin gives 16 * 16

@@ -27,7 +27,7 @@ from utlx.kernels import hopper_flash_attention as fa
 def _compile(cfg: Config, d: int, causal: bool, n_ctx: int, dtype: str = "fp16"):
     sig = {"desc_q": f"tensordesc<{dtype}[{cfg.split}, {d}]>", "desc_k": f"tensordesc<{dtype}[{cfg.block_n}, {d}]>",
            "desc_v": f"tensordesc<{dtype}[{cfg.block_n}, {d}]>", "desc_o": f"tensordesc<{dtype}[{cfg.split}, {d}]>",
-           "o_ptr": f"*{dtype}", "sched": "*i32", "sm_scale": "fp32", "ZH": "i32", "N_CTX": "i32"}
+           "o_ptr": f"*{dtype}", "sched": "*i32", "ws_ptr": "*fp32", "sm_scale": "fp32", "ZH": "i32", "N_CTX": "i32"}
     unaligned = () if n_ctx % 16 == 0 else ("N_CTX",)
     return compile_kernel(fa.attn_fwd_ws, sig, cfg.constexprs(d, causal, n_ctx), "cuda:90", 4, unaligned=unaligned)
 
@@ -128,3 +128,17 @@ def test_every_configuration_compiles_clean(d, causal, cfg, n_ctx, dtype):
         assert (stores, loads) == (0, 0), report
     else:  # the masked-store fallback (N_CTX not a multiple of 64) may spill a few bytes outside the KV loop
         assert stores <= 256 and loads <= 256, report
+
+
+def test_stream_k_parks_pieces_without_spills():
+    """The stream-K variant: a scheduled walk (segment loads from ``sched``), the park path (fp32 stores of
+    O, row max and row sum behind a run-time ``slot >= 0`` branch) next to the TMA store, no spills; the
+    plain variant has no trace of it."""
+    cfg = next(c for c in CONFIGS[(128, False)] if c.stream_k)
+    k = _compile(cfg, 128, False, 4096)
+    ptx = k.asm["ptx"]
+    assert re.search(r"st\.global(\.v\d)?\.b32", ptx) or re.search(r"st\.global(\.v\d)?\.f32", ptx)
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", ptx)  # whole tiles: TMA stores
+    assert _spills(_ptxas_report(ptx)) == (0, 0)
+    plain = _compile(CONFIGS[(128, False)][0], 128, False, 4096).asm["ptx"]
+    assert not re.search(r"st\.global(\.v\d)?\.(b32|f32)", plain)

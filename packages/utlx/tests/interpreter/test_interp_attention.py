@@ -66,3 +66,21 @@ def test_non_contiguous_and_scale():
     o = utlx.attention(q, k, v, causal=True, sm_scale=0.2)
     assert o.is_contiguous()
     assert (o.float() - _reference(q, k, v, True, 0.2)).abs().max().item() <= TOL[torch.float16]
+
+
+@pytest.mark.parametrize(("n", "d", "dtype", "programs"), [(768, 64, torch.float16, 5), (700, 64, torch.bfloat16, 5),
+                                                           (640, 128, torch.float16, 3)])
+def test_stream_k_pieces_are_combined(n, d, dtype, programs):
+    """Stream-K: the tiles of a partial last round are cut into pieces (12 tiles on 5 programs: shares of 4
+    of 6 KV blocks, some spanning two tiles; 10 tiles on 3: one tile cut 4 + 1); the pieces park partial
+    results and ``attn_combine`` merges them (ragged N_CTX: masked last block, masked rows)."""
+    from utlx.attention import Config, stream_k_schedule
+
+    cfg = Config(num_kv=4 if d == 64 else 2, stream_k=True)
+    n_m = -(-n // 128)
+    plan = stream_k_schedule(2, n_m, -(-n // 128), programs)
+    assert plan.slots >= 2 and plan.splits  # the case really splits tiles
+    q, k, v = _inputs((1, 2, n, d), dtype, seed=n + d)
+    out = torch.full_like(q, float("nan"))
+    run_config(q, k, v, cfg, False, sm_scale=0.09, out=out, num_programs=programs)
+    assert (out.float() - _reference(q, k, v, False, 0.09)).abs().max().item() <= TOL[dtype]

@@ -22,6 +22,11 @@ The design follows FlashAttention-3. A persistent CTA walks its share of (head, 
   within groups of heads (so the K/V of the heads in flight stay in L2; ``sched``); fully masked KV blocks
   are never loaded, and only the diagonal block is masked. Non-causal inputs whose N_CTX is not a
   multiple of ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored.
+* **stream-K** (non-causal, ``STREAM_K``): whole tiles go round robin, and the tiles of the last,
+  partial round are cut along KV into equal shares for every program (``utlx.attention.stream_k_schedule``),
+  so no SM idles through most of a last round (about 3% of the run at N_CTX 2048 and 4096 on 132 SMs). A
+  piece that is not a whole tile parks its unnormalised O, row max and row sum in an fp32 workspace, and
+  ``attn_combine`` (a small second kernel) merges each split tile's pieces into O.
 
 Inputs are viewed as 2-D ``(Z*H*N_CTX, HEAD_DIM)`` TMA descriptors; a block that runs past the end of a
 head reads the next head's rows (they are masked out: their columns are >= N_CTX) or TMA's zero fill.
@@ -39,14 +44,14 @@ SCHED_BAR = 9
 
 
 @triton.jit
-def _tile_range(sched, ZH, n_m, CAUSAL: tl.constexpr):
-    """(first, end, step) of this program's walk over the tiles.
+def _walk(sched, ZH, n_m, SCHEDULED: tl.constexpr):
+    """(first, end, step) of this program's walk over its segments.
 
-    Non-causal tiles all cost the same: program p takes tiles p, p + P, ... Causal tiles cost
-    (row block + 1) KV blocks, so the host balances them (``utlx.attention.causal_schedule``): ``sched`` holds
-    P + 1 offsets, then each program's tile ids in the order it runs them (heaviest first, heads grouped).
+    Unscheduled (non-causal, no stream-K): every tile costs the same, program p takes tiles p, p + P, ...
+    Scheduled: the host lists each program's segments (``utlx.attention``'s ``causal_schedule`` /
+    ``stream_k_schedule``): ``sched`` holds P + 1 offsets, then 4 int32 per segment (see ``_segment``).
     """
-    if CAUSAL:
+    if SCHEDULED:
         pid = tl.program_id(0)
         return tl.load(sched + pid), tl.load(sched + pid + 1), 1
     else:
@@ -54,20 +59,20 @@ def _tile_range(sched, ZH, n_m, CAUSAL: tl.constexpr):
 
 
 @triton.jit
-def _tile_id(sched, k, CAUSAL: tl.constexpr):
-    if CAUSAL:
-        return tl.load(sched + tl.num_programs(0) + 1 + k)
-    else:
-        return k
+def _segment(sched, k, N_CTX, BLOCK_N: tl.constexpr, SCHEDULED: tl.constexpr):
+    """Segment ``k`` of the walk: (tile, first KV block, number of KV blocks, partial slot).
 
-
-@triton.jit
-def _num_kv_blocks(m, N_CTX, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    if CAUSAL:
-        hi = tl.minimum((m + 1) * BLOCK_M, N_CTX)
+    A segment is a tile's KV blocks ``lo .. lo + n - 1``. ``slot`` is -1 when the segment is the whole
+    tile (its epilogue stores O); otherwise the segment is one piece of a tile split between programs
+    (stream-K) and its epilogue writes its unnormalised O, row max and row sum to workspace slot ``slot``,
+    which ``attn_combine`` merges.
+    """
+    if SCHEDULED:
+        e = sched + tl.num_programs(0) + 1 + 4 * k
+        lo = tl.load(e + 1)
+        return tl.load(e), lo, tl.load(e + 2) - lo, tl.load(e + 3)
     else:
-        hi = N_CTX
-    return tl.cdiv(hi, BLOCK_N)
+        return k, 0, tl.cdiv(N_CTX, BLOCK_N), -1
 
 
 @triton.jit
@@ -142,22 +147,24 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 
 @triton.jit
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
-                php, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_KV: tl.constexpr,
-                BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr, LATE: tl.constexpr):
-    """KV blocks 1 .. n_kv-1 of a tile; the last one masked when it can hold columns to hide."""
+                php, lo, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
+                NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr,
+                LATE: tl.constexpr):
+    """KV blocks lo+1 .. lo+n_kv-1 of a segment; the last one masked when it can hold columns to hide."""
     n_plain = n_kv - 1 if MASK_LAST else n_kv
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
-                                        m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, j * BLOCK_N, N_CTX, cid,
+                                        m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N, N_CTX, cid,
                                         NUM_CONSUMERS, BLOCK_N, False, CAUSAL, LATE)
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
     if MASK_LAST:
         if n_kv > 1:
+            col0 = (lo + n_kv - 1) * BLOCK_N
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
-                                            p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (n_kv - 1) * BLOCK_N,
-                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
+                                            p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, col0, N_CTX, cid,
+                                            NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -165,7 +172,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
 
 
 @triton.jit
-def _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: tl.constexpr, EVEN_M: tl.constexpr):
+def _store_o(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: tl.constexpr, EVEN_M: tl.constexpr):
     """Normalise and store one consumer's 64 rows of a finished tile."""
     o = (acc * (1.0 / l_i)[:, None]).to(o_tile.dtype)
     if EVEN_M:  # N_CTX is a multiple of 64: this block is wholly inside the head, or wholly past it
@@ -181,11 +188,36 @@ def _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: 
 
 
 @triton.jit
+def _park_piece(acc, m_i, l_i, slot, ws_ptr, cid: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    """One consumer's rows of a piece of a split tile -> workspace slot ``slot``: the unnormalised O
+    (``BLOCK_M x HEAD_DIM`` fp32 per slot), then the row maxima (base 2, scaled) and the row sums."""
+    r = cid * 64 + tl.arange(0, 64)
+    base = ws_ptr + slot.to(tl.int64) * (BLOCK_M * (HEAD_DIM + 2))
+    tl.store(base + r[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :], acc)
+    tl.store(base + BLOCK_M * HEAD_DIM + r, m_i)
+    tl.store(base + BLOCK_M * (HEAD_DIM + 1) + r, l_i)
+
+
+@triton.jit
+def _epilogue(acc, m_i, l_i, bh, row0, rows, slot, o_tile, desc_o, o_ptr, ws_ptr, N_CTX, cid: tl.constexpr,
+              HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, EVEN_M: tl.constexpr, STREAM_K: tl.constexpr):
+    """The end of a segment: store O (whole tile) or park the piece (``slot >= 0``, stream-K only)."""
+    if STREAM_K:
+        if slot >= 0:
+            _park_piece(acc, m_i, l_i, slot, ws_ptr, cid, HEAD_DIM, BLOCK_M)
+        else:
+            _store_o(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+    else:
+        _store_o(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+
+
+@triton.jit
 def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
-              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr, sched):
-    """One consumer warpgroup: its 64 rows of every tile of this CTA.
+              CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr,
+              STREAM_K: tl.constexpr, sched, ws_ptr):
+    """One consumer warpgroup: its 64 rows of every segment (tile, or piece of a tile) of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
     one, and the finished tile is normalised and stored while that S GEMM runs, so a tile boundary costs
@@ -214,13 +246,13 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
     bh = 0
     row0 = 0
     rows = tl.arange(0, BLOCK_M_SPLIT)
-    first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
+    slot = -1
+    first, end, step = _walk(sched, ZH, n_m, CAUSAL or STREAM_K)
     i = 0
     for k in tl.range(first, end, step, num_stages=0):
-        t = _tile_id(sched, k, CAUSAL)
+        t, lo, n_kv, slot_n = _segment(sched, k, N_CTX, BLOCK_N, CAUSAL or STREAM_K)
         bh_n = t // n_m
         m = t - bh_n * n_m
-        n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
         row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
         rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
         q_slot = (i % NUM_Q) * NUM_CONSUMERS + cid
@@ -237,10 +269,12 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         acc = tlx.async_dot_wait(1, acc)  # the older group: P V
         if i > 0:
             tlx.barrier_arrive(v_empties[sp])
-            _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+            _epilogue(acc, m_i, l_i, bh, row0, rows, slot, o_tile, desc_o, o_ptr, ws_ptr, N_CTX, cid, HEAD_DIM,
+                      BLOCK_M, EVEN_M, STREAM_K)
         qk = tlx.async_dot_wait(0, qk)
         tlx.barrier_arrive(k_empties[s])
-        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, 0, N_CTX, BLOCK_N, MASK_LAST, CAUSAL, True)
+        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, MASK_LAST, CAUSAL,
+                                      True)
         p = p.to(dtype)
         acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
         sp = s
@@ -248,12 +282,13 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         s, ph = _advance(s, ph, NUM_KV)
         acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
-                                                              n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
+                                                              lo, n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
                                                               NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, LATE)
         tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
         rows = rows_n
+        slot = slot_n
         i += 1
 
     # the last tile's last P V
@@ -264,7 +299,8 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
     _sched_pass(cid, NUM_CONSUMERS)
     acc = tlx.async_dot_wait(0, acc)
     tlx.barrier_arrive(v_empties[sp])
-    _epilogue(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
+    _epilogue(acc, m_i, l_i, bh, row0, rows, slot, o_tile, desc_o, o_ptr, ws_ptr, N_CTX, cid, HEAD_DIM, BLOCK_M,
+              EVEN_M, STREAM_K)
     if EVEN_M:
         tlx.async_descriptor_store_wait(0)
 
@@ -272,7 +308,8 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
 @triton.jit
 def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-              NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, sched):
+              NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr,
+              STREAM_K: tl.constexpr, sched):
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     Q_BYTES: tl.constexpr = BLOCK_M_SPLIT * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_q))
     KV_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_k))
@@ -280,15 +317,13 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
     s = 0  # ring slot of the next KV block, and the phase its empty barriers must have completed
     ph = 1
     i = 0
-    first, end, step = _tile_range(sched, ZH, n_m, CAUSAL)
-    t = _tile_id(sched, first, CAUSAL)
+    first, end, step = _walk(sched, ZH, n_m, CAUSAL or STREAM_K)
     for k in tl.range(first, end, step, num_stages=0):
-        t_next = _tile_id(sched, tl.minimum(k + step, end - 1), CAUSAL)
+        t, lo, n_kv, _slot = _segment(sched, k, N_CTX, BLOCK_N, CAUSAL or STREAM_K)
         bh = t // n_m
         m = t - bh * n_m
-        n_kv = _num_kv_blocks(m, N_CTX, BLOCK_M, BLOCK_N, CAUSAL)
         q_row = bh * N_CTX + m * BLOCK_M
-        kv_row = bh * N_CTX
+        kv_row = bh * N_CTX + lo * BLOCK_N
         q_phase = ((i // NUM_Q) & 1) ^ 1
         q_base = (i % NUM_Q) * NUM_CONSUMERS
         # Q of consumer 0, K_0, the other consumers' Q, V_0: the first S GEMM can start early
@@ -315,20 +350,21 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
             tlx.async_descriptor_load(desc_v, v_tiles[s], [kv_row + j * BLOCK_N, 0], v_fulls[s])
             s, ph = _advance(s, ph, NUM_KV)
         i += 1
-        t = t_next
 
 
 @triton.jit
-def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CTX,
+def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, ZH, N_CTX,
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
-                EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr):
+                EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr,
+                STREAM_K: tl.constexpr):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
     ``[BLOCK_N, HEAD_DIM]``, ``desc_o`` like ``desc_q``, all over the ``(ZH*N_CTX, HEAD_DIM)`` view; ``o_ptr``
     is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
-    ``sched`` (int32, causal only) lists each CTA's tiles (see ``_tile_range``).
+    ``sched`` (int32, causal or ``STREAM_K``) lists each CTA's segments (see ``_walk`` and ``_segment``);
+    ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in.
     """
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     tl.static_assert(BLOCK_M_SPLIT == 64, "each consumer warpgroup owns 64 rows (one wgmma M)")
@@ -348,9 +384,43 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, sm_scale, ZH, N_CT
         with tlx.async_task("default"):
             _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties,
                       v_fulls, v_empties, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS, NUM_Q, NUM_KV,
-                      CAUSAL, sched)
+                      CAUSAL, STREAM_K, sched)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_CONSUMERS):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, sched)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, sched, ws_ptr)
+
+
+@triton.jit
+def attn_combine(ws_ptr, splits, o_ptr, N_CTX, n_m, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Merge the pieces of one split tile (stream-K) into O: program ``p`` takes split tile ``p``.
+
+    ``splits`` holds 3 int32 per split tile: the tile id, its first workspace slot and its number of
+    pieces (their slots are consecutive). Each piece holds an unnormalised O and its row maxima ``m`` and
+    sums ``l`` in base 2, so ``O = sum_i O_i 2^(m_i - m) / sum_i l_i 2^(m_i - m)`` with ``m = max_i m_i``.
+    """
+    e = splits + 3 * tl.program_id(0)
+    t = tl.load(e)
+    first = tl.load(e + 1)
+    count = tl.load(e + 2)
+    bh = t // n_m
+    r = tl.arange(0, BLOCK_M)
+    d = tl.arange(0, HEAD_DIM)
+    m_run = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_run = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for slot in range(first, first + count):
+        base = ws_ptr + slot * (BLOCK_M * (HEAD_DIM + 2))  # int32: slots stay far below 2**31 / 16640
+        m_s = tl.load(base + BLOCK_M * HEAD_DIM + r)
+        l_s = tl.load(base + BLOCK_M * (HEAD_DIM + 1) + r)
+        m_new = tl.maximum(m_run, m_s)
+        a = tl.math.exp2(m_run - m_new)
+        b = tl.math.exp2(m_s - m_new)
+        acc = acc * a[:, None] + tl.load(base + r[:, None] * HEAD_DIM + d[None, :]) * b[:, None]
+        l_run = l_run * a + l_s * b
+        m_run = m_new
+    rows = (t - bh * n_m) * BLOCK_M + r
+    offs = (bh * N_CTX + rows).to(tl.int64)[:, None] * HEAD_DIM + d[None, :]
+    o = acc / l_run[:, None]
+    tl.store(o_ptr + offs, o.to(o_ptr.dtype.element_ty), mask=rows[:, None] < N_CTX)
