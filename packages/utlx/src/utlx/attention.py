@@ -71,7 +71,7 @@ class Config:
                 "NUM_CONSUMERS": self.num_consumers, "NUM_Q": self.num_q, "NUM_KV": self.num_kv, "CAUSAL": causal,
                 "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
                 "LATE_K_RELEASE": self.late_k, "CONSUMER_REGS": self.consumer_regs,
-                "STREAM_K": self.stream_k and not causal}
+                "STREAM_K": self.stream_k and not causal, "REG_STORE": not compat.interpreting()}
 
     @property
     def split(self) -> int:

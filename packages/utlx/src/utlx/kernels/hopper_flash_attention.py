@@ -188,23 +188,34 @@ def _store_o(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM: t
 
 
 @triton.jit
-def _park_piece(acc, m_i, l_i, slot, ws_ptr, cid: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+def _park_piece(acc, m_i, l_i, slot, ws_ptr, cid: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                REG_STORE: tl.constexpr):
     """One consumer's rows of a piece of a split tile -> workspace slot ``slot``: the unnormalised O
     (``BLOCK_M x HEAD_DIM`` fp32 per slot), then the row maxima (base 2, scaled) and the row sums."""
     r = cid * 64 + tl.arange(0, 64)
     base = ws_ptr + slot.to(tl.int64) * (BLOCK_M * (HEAD_DIM + 2))
-    tl.store(base + r[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :], acc)
+    ptrs = base + r[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+    if REG_STORE:
+        # straight from the accumulator's registers (column pairs, 8-byte stores): a tl.store would first
+        # convert the fp32 tile to a coalesced layout through shared memory, 32 KB per consumer that the
+        # kernel does not have
+        tl.inline_asm_elementwise("st.global.v2.f32 [$2], {$4, $5};\n\tmov.b32 $0, 0;\n\tmov.b32 $1, 0;",
+                                  "=r,=r,l,l,f,f", [ptrs.to(tl.int64), acc], dtype=tl.int32, is_pure=False,
+                                  pack=2)
+    else:  # the interpreter (no inline assembly)
+        tl.store(ptrs, acc)
     tl.store(base + BLOCK_M * HEAD_DIM + r, m_i)
     tl.store(base + BLOCK_M * (HEAD_DIM + 1) + r, l_i)
 
 
 @triton.jit
 def _epilogue(acc, m_i, l_i, bh, row0, rows, slot, o_tile, desc_o, o_ptr, ws_ptr, N_CTX, cid: tl.constexpr,
-              HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, EVEN_M: tl.constexpr, STREAM_K: tl.constexpr):
+              HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, EVEN_M: tl.constexpr, STREAM_K: tl.constexpr,
+              REG_STORE: tl.constexpr):
     """The end of a segment: store O (whole tile) or park the piece (``slot >= 0``, stream-K only)."""
     if STREAM_K:
         if slot >= 0:
-            _park_piece(acc, m_i, l_i, slot, ws_ptr, cid, HEAD_DIM, BLOCK_M)
+            _park_piece(acc, m_i, l_i, slot, ws_ptr, cid, HEAD_DIM, BLOCK_M, REG_STORE)
         else:
             _store_o(acc, l_i, bh, row0, rows, o_tile, desc_o, o_ptr, N_CTX, HEAD_DIM, EVEN_M)
     else:
@@ -216,7 +227,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
               CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr,
-              STREAM_K: tl.constexpr, sched, ws_ptr):
+              STREAM_K: tl.constexpr, REG_STORE: tl.constexpr, sched, ws_ptr):
     """One consumer warpgroup: its 64 rows of every segment (tile, or piece of a tile) of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
@@ -270,7 +281,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         if i > 0:
             tlx.barrier_arrive(v_empties[sp])
             _epilogue(acc, m_i, l_i, bh, row0, rows, slot, o_tile, desc_o, o_ptr, ws_ptr, N_CTX, cid, HEAD_DIM,
-                      BLOCK_M, EVEN_M, STREAM_K)
+                      BLOCK_M, EVEN_M, STREAM_K, REG_STORE)
         qk = tlx.async_dot_wait(0, qk)
         tlx.barrier_arrive(k_empties[s])
         p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, MASK_LAST, CAUSAL,
@@ -300,7 +311,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
     acc = tlx.async_dot_wait(0, acc)
     tlx.barrier_arrive(v_empties[sp])
     _epilogue(acc, m_i, l_i, bh, row0, rows, slot, o_tile, desc_o, o_ptr, ws_ptr, N_CTX, cid, HEAD_DIM, BLOCK_M,
-              EVEN_M, STREAM_K)
+              EVEN_M, STREAM_K, REG_STORE)
     if EVEN_M:
         tlx.async_descriptor_store_wait(0)
 
@@ -357,14 +368,15 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
                 EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr,
-                STREAM_K: tl.constexpr):
+                STREAM_K: tl.constexpr, REG_STORE: tl.constexpr = True):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
     ``[BLOCK_N, HEAD_DIM]``, ``desc_o`` like ``desc_q``, all over the ``(ZH*N_CTX, HEAD_DIM)`` view; ``o_ptr``
     is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
     ``sched`` (int32, causal or ``STREAM_K``) lists each CTA's segments (see ``_walk`` and ``_segment``);
-    ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in.
+    ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in;
+    ``REG_STORE`` parks them with inline PTX stores (False: ``tl.store``, for the interpreter).
     """
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     tl.static_assert(BLOCK_M_SPLIT == 64, "each consumer warpgroup owns 64 rows (one wgmma M)")
@@ -389,7 +401,7 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, sched, ws_ptr)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, REG_STORE, sched, ws_ptr)
 
 
 @triton.jit
