@@ -175,8 +175,22 @@ def compile_in_child(build: str, tutorial: str, shape: Shape, wheel: Path, dest:
             output, rc = f"timed out after {timeout:.0f} s", -1
     done = dest / "compile.json"
     if rc != 0 or not done.is_file():
-        return {"build": build, "tutorial": tutorial, "error": f"child exited {rc}: {output.strip()[-3000:]}"}
+        return {"build": build, "tutorial": tutorial, "error": f"child exited {rc}: {error_summary(output)}",
+                "output_tail": output[-4000:]}
     return json.loads(done.read_text())
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Failure|Exit)\b.*")
+
+
+def error_summary(output: str) -> str:
+    """The exception line of a child's traceback and, for a compile error, the source line it points at."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    at = max((i for i, line in enumerate(lines) if _EXCEPTION_LINE.match(line)), default=None)
+    if at is None:
+        return lines[-1][:400] if lines else "no output"
+    source = [line.strip() for line in lines[at + 1:] if line.strip() != "^"]
+    return " ".join([lines[at].strip(), *source[-1:]])[:400]
 
 
 # ---------------------------------------------------------------- analysis (pure functions, tested)
@@ -488,7 +502,8 @@ def markdown(result: dict[str, Any]) -> str:
     for rep in result["tutorials"]:
         lines.append(f"## {rep['tutorial']}")
         if "error" in rep:
-            lines += ["", f"error: {rep['error']}", ""]
+            errors = rep["error"] if isinstance(rep["error"], dict) else {"both": rep["error"]}
+            lines += ["", *[f"- {build}: error: {text}" for build, text in errors.items()], ""]
             continue
         configs = rep["builds"]["meta"].get("autotune_configs", [])
         lines += ["", f"Autotune configs: {len(configs)} (compiled: the first, "
@@ -581,8 +596,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         artifacts = out / "artifacts" / tutorial
         compiled = {b: compile_in_child(b, tutorial, shape, wheel, artifacts / b) for b in BUILDS}
         result["tutorials"].append(compare_builds(tutorial, compiled, artifacts))
-        print(f"{tutorial}: compiled (meta {compiled['meta'].get('compile_s', '-')} s, "
-              f"utlx {compiled['utlx'].get('compile_s', '-')} s)", flush=True)
+        print(f"{tutorial}: " + ", ".join(f"{b} failed" if "error" in c else f"{b} compiled in {c['compile_s']} s"
+                                           for b, c in compiled.items()), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{REPORT}.json").write_text(json.dumps(result, indent=1, default=str))
     text = markdown(result)

@@ -123,6 +123,17 @@ def test_verdict(tutorial_sass_mod):
     assert m.verdict({"code_bytes_identical": True}) == "identical machine code"
 
 
+def test_error_summary_names_the_exception_and_the_failing_source_line(tutorial_sass_mod):
+    m = tutorial_sass_mod
+    output = ('Traceback (most recent call last):\n  File "x.py", line 3, in f\n    g()\n'
+              "triton.compiler.errors.CompileTimeAssertionFailure: at 19:4:\n        HEAD_DIM: tl.constexpr,\n"
+              "    tl.static_assert(BLOCK_N <= HEAD_DIM)\n    ^\n")
+    assert m.error_summary(output) == ("triton.compiler.errors.CompileTimeAssertionFailure: at 19:4: "
+                                       "tl.static_assert(BLOCK_N <= HEAD_DIM)")
+    assert m.error_summary("ValueError: bad\n") == "ValueError: bad"
+    assert m.error_summary("killed\n") == "killed" and m.error_summary("") == "no output"
+
+
 def test_unknown_tutorial_is_refused(tutorial_sass_mod):
     with pytest.raises(SystemExit):
         tutorial_sass_mod.parse_args(["--tutorials", "hopper_gemm_ws"])
