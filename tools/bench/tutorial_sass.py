@@ -47,6 +47,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,8 @@ def tutorial_runner() -> ModuleType:
 
 @dataclass(frozen=True)
 class Shape:
+    """The attention inputs the host function gets (CPU tensors; only their shape and dtype matter)."""
+
     batch: int
     heads: int
     n_ctx: int
@@ -147,6 +150,7 @@ def compile_tutorial(build: str, tutorial: str, shape: Shape, tutorials: Path, d
 
 
 def child_main(args: argparse.Namespace) -> int:
+    """``--child BUILD``: compile ``--tutorials[0]`` and write ``compile.json`` next to the artifacts."""
     shape = Shape(args.batch, args.heads, args.n_ctx, args.head_dim, args.dtype)
     dest = Path(args.artifacts)
     result = compile_tutorial(args.child, args.tutorials[0], shape, Path(args.tutorials_dir), dest)
@@ -161,6 +165,7 @@ def compile_in_child(build: str, tutorial: str, shape: Shape, wheel: Path, dest:
                      timeout: float = 600) -> dict[str, Any]:
     """This script with ``--child build`` in that build's environment; its ``compile.json`` or the error."""
     runner = tutorial_runner()
+    shutil.rmtree(dest, ignore_errors=True)  # nothing of an earlier run may pass for this one's
     with tempfile.TemporaryDirectory(prefix=f"tutorial-sass-{build}-") as scratch:
         env = runner.environment(build, wheel, Path(scratch))
         env.update(TRITON_CACHE_DIR=str(Path(scratch) / "triton-cache"), TRITON_DUMP_PTXAS_LOG="1")
