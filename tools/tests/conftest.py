@@ -67,3 +67,8 @@ def tlx_tutorials_mod() -> ModuleType:
 @pytest.fixture(scope="session")
 def attention_bench_mod() -> ModuleType:
     return load_script("tools/bench/attention.py", "tritonx_bench_attention")
+
+
+@pytest.fixture(scope="session")
+def tutorial_sass_mod() -> ModuleType:
+    return load_script("tools/bench/tutorial_sass.py", "tritonx_bench_tutorial_sass")

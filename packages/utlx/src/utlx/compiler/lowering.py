@@ -21,7 +21,7 @@ import triton.language as tl
 
 from utlx import compat
 
-from . import copy_probe, copy_width, drain, layouts, placeholder, retire, warp_specialize
+from . import copy_probe, copy_width, drain, init_fence, layouts, placeholder, retire, warp_specialize
 from .downgrade import downgrade
 from .errors import UtlxCompileError, shared_memory_error
 from .placeholder import Placeholder, dtype_of_name
@@ -54,6 +54,7 @@ class Lowering:
     module_text: str | None = None  # the module as text before lowering (read on first use: axis hints)
     mma_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc read by async wgmma
     full_mma_waits: list[Any] = field(default_factory=list)  # results of wgmma waits with pendings == 0
+    unfenced: set[int] = field(default_factory=set)  # id(placeholder) of alloc_barriers a later fence covers
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
@@ -212,6 +213,7 @@ def _lower_found(module: Any, found: list[Placeholder], arch: str | None, *, pro
         _plan_amd_copies(low, found, copy_layouts or {})
     direct = {ph.uid for ph in found if low.copy_routes.get(id(ph)) == "direct"}
     low.roles = layouts.infer_alloc_roles(found, direct)
+    low.unfenced = init_fence.covered_fences(module, found)
     if not probe:
         _check_shared_memory(found)
     for ph in found:
@@ -501,8 +503,10 @@ def _lower_alloc_barriers(low: Lowering, ph: Placeholder) -> None:
     one_ty = layouts.memdesc_type(tl.int64, [1], layout, [1]).to_ir(gb)
     for i in range(n):
         gb.create_mbarrier_init(gb.create_memdesc_index(one_ty, bars, gb.get_int32(i)), int(ph.attrs["count"]))
-    # Make the initialised barriers visible to the async proxy (TMA completes transactions on them).
-    gb.create_fence_async_shared(False)
+    # Make the initialised barriers visible to the async proxy (TMA completes transactions on them); one
+    # fence after a run of barrier allocations covers them all (init_fence.py).
+    if id(ph) not in low.unfenced:
+        gb.create_fence_async_shared(False)
     low.real[ph.result.id()] = bars
     low.facts[ph.result.id()] = {"dtype": tl.int64, "shape": [1], "layout": layout, "alloc": full,
                                  "kind": "barriers"}
