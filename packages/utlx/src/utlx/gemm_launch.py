@@ -11,9 +11,11 @@ Column-major operands (a transposed view, e.g. ``x @ w.T``) need no copy for the
 descriptor is built over the operand's transpose (row-major) and the kernel reads the shared tile
 through a transposed view (``A_COL`` / ``B_COL``). The pointer kernels take any strides.
 
-The split-K kernel (:class:`SplitKLaunch`) takes one more runtime argument, a zeroed fp32 workspace
-allocated per call next to C (one ``torch.zeros``: a stream-ordered memset, so no host sync and nothing
-CUDA-graph capture forbids; a graph replays the memset with the kernel).
+The split-K kernel (:class:`SplitKLaunch`) takes one more runtime argument, an all-zero fp32 workspace.
+The kernel leaves it zeroed, so the direct launch path takes the one kept for the launch's (device,
+stream) (:mod:`utlx.splitk_workspace`: a dictionary lookup, no memset per call); under CUDA-graph
+capture, and on Triton's own launch path (the first call, launch hooks), it allocates a fresh zeroed one
+per call instead (one ``torch.zeros``: a stream-ordered memset, captured with the kernel).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import DescriptorCache, DirectLaunch
+from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
 DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "tma_splitk")
@@ -234,23 +237,29 @@ class GemmLaunch:
 
 
 class SplitKLaunch(GemmLaunch):
-    """A :class:`GemmLaunch` of the split-K kernel: the same descriptors and caches, plus a zeroed fp32
+    """A :class:`GemmLaunch` of the split-K kernel: the same descriptors and caches, plus an all-zero fp32
     workspace (partial sums and per-tile arrival counters) passed after M, N, K.
 
-    The workspace is allocated per call from PyTorch's caching allocator on the current stream and
-    dropped after the launch is enqueued: stream-ordered reuse keeps it valid for the kernel, and
-    concurrent calls on other streams each get their own (a workspace kept per launch would be shared by
-    them, and its counters raced).
+    Direct launches (the hot path and ``launch(a, b, c)`` once compiled) use the workspace ``pool`` keeps
+    for the current (device, stream): the kernel leaves it zeroed, and stream order puts every launch after
+    the previous one's clean-up; two streams never share one. While the current stream captures a CUDA
+    graph, and on Triton's own launch path (the first call through the JIT, launch hooks set, ``compile``),
+    a fresh zeroed workspace is allocated per call instead (kept alive until the launch is enqueued, then
+    freed to PyTorch's stream-ordered caching allocator), so a graph never holds a pooled workspace.
     """
 
     EXTRA_ARGS = 1
 
     def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
-                 problem: Problem, blocks: tuple[list, list, list], workspace_numel: int) -> None:
+                 problem: Problem, blocks: tuple[list, list, list], workspace_numel: int,
+                 pool: WorkspacePool = WORKSPACES) -> None:
         super().__init__(jit_fn, constexprs, num_warps, grid, problem, blocks)
         self.workspace_numel = workspace_numel
+        self.pool = pool
+        self.capturing = capturing_fn()
 
     def workspace(self) -> Any:
+        """A fresh zeroed workspace (Triton's launch path and CUDA-graph capture)."""
         import torch
 
         return torch.zeros(self.workspace_numel, dtype=torch.float32, device=self.problem.device)
@@ -264,21 +273,25 @@ class SplitKLaunch(GemmLaunch):
             self._jit(a, b, c)
             return
         if d.call is not None and d.hooks_idle() and self.caches is not None:
-            ws = self.workspace()  # alive until the launch is enqueued; freed then (stream-ordered reuse)
-            d.call(d.stream(self.device_index), self._expanded(a, b, c, a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                                                               ws.data_ptr()))
+            stream = d.stream(self.device_index)
+            if self.capturing():
+                ws = self.workspace()  # alive until the launch is enqueued (the graph captures its memset)
+                pw = ws.data_ptr()
+            else:
+                pw = self.pool.get(self.problem.device, stream, self.workspace_numel)[0]
+            d.call(stream, self._expanded(a, b, c, a.data_ptr(), b.data_ptr(), c.data_ptr(), pw))
             return
         d.runner(*self.args(a, b, c), *self.tail)
 
     def _expanded(self, a: Any, b: Any, c: Any, pa: int, pb: int, pc: int, pw: int) -> tuple:  # type: ignore[override]
-        """The C launcher's arguments; ``pw``: the address of a zeroed workspace the caller keeps alive."""
+        """The C launcher's arguments; ``pw``: the address of an all-zero workspace the caller keeps alive."""
         assert self.caches is not None
         ca, cb, cc = self.caches
         p = self.problem
         return ca.get(a, pa) + cb.get(b, pb) + cc.get(c, pc) + (p.M, p.N, p.K, pw, *self.tail)
 
     def _fast_matmul(self) -> Callable[[Any, Any, int, int], Any]:
-        """Allocate C and the zeroed workspace, look up descriptors, one C-launcher call."""
+        """Allocate C, look up the stream's workspace and the descriptors, one C-launcher call."""
         import torch
 
         d = self.direct
@@ -288,8 +301,8 @@ class SplitKLaunch(GemmLaunch):
             return self._matmul_generic
         p = self.problem
         M, N, dtype, device, dev = p.M, p.N, p.dtype, p.device, self.device_index
-        empty, zeros, f32, numel, current_device = torch.empty, torch.zeros, torch.float32, self.workspace_numel, \
-            _current_device_fn()
+        empty, numel, current_device = torch.empty, self.workspace_numel, _current_device_fn()
+        capturing, fresh, table, grow = self.capturing, self.workspace, self.pool.table(dev), self.pool.grow
         slow = self.run_on_device
         a_get, b_get, c_get = (cache.get for cache in self.caches)
         dims, tail = (p.M, p.N, p.K), self.tail
@@ -299,8 +312,16 @@ class SplitKLaunch(GemmLaunch):
             pc = c.data_ptr()
             if pc & 15 or not idle() or current_device() != dev:
                 return slow(a, b, c)
-            ws = zeros(numel, dtype=f32, device=device)
-            call(stream(dev), a_get(a, pa) + b_get(b, pb) + c_get(c, pc) + dims + (ws.data_ptr(), *tail))
+            s = stream(dev)
+            if capturing():
+                ws = fresh()  # alive until the launch is enqueued (the graph captures its memset)
+                pw = ws.data_ptr()
+            else:
+                entry = table.get(s)
+                if entry is None or entry[1] < numel:
+                    entry = grow(table, s, numel, device)
+                pw = entry[0]
+            call(s, a_get(a, pa) + b_get(b, pb) + c_get(c, pc) + dims + (pw, *tail))
             return c
 
         return splitk_matmul

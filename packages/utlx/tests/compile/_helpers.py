@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import triton
@@ -35,3 +39,29 @@ def compile_kernel(fn: Any, signature: dict[str, str], constexprs: dict[str, Any
 
 def count(text: str, needle: str) -> int:
     return text.count(needle)
+
+
+def ptxas_report(ptx: str) -> str:
+    """ptxas -v output for the PTX (the flags Triton uses), to read registers, spills and wgmma warnings."""
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run([get_ptxas(90).path, "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", str(src),
+                               "-o", str(Path(tmp) / "k.cubin")], capture_output=True, text=True, check=True)
+    return proc.stderr
+
+
+def spills(report: str) -> tuple[int, int]:
+    """(spill store bytes, spill load bytes) from a :func:`ptxas_report`."""
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+    assert m, report
+    return int(m.group(1)), int(m.group(2))
+
+
+def registers(report: str) -> int:
+    """Registers per thread from a :func:`ptxas_report`."""
+    m = re.search(r"Used (\d+) registers", report)
+    assert m, report
+    return int(m.group(1))
