@@ -86,6 +86,17 @@ class Problem:
                        num_sms)
 
 
+def _constexpr_defaults(jit_fn: Any) -> dict[str, Any]:
+    """The defaults of a JIT function's parameters (e.g. ``EPILOGUE_SUBTILE=1``), which the JIT binds itself
+    and the C launcher needs passed explicitly (none for an object that wraps no Python function)."""
+    import inspect
+
+    fn = getattr(jit_fn, "fn", None)
+    if fn is None:
+        return {}
+    return {name: p.default for name, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
+
+
 def _current_device_fn() -> Callable[[], int]:
     import torch
 
@@ -113,10 +124,12 @@ class GemmLaunch:
         self.problem = problem
         self.blocks = blocks  # TMA boxes of A, B, C (None: a pointer kernel)
         n_runtime = (6 if blocks is not None else 12) + self.EXTRA_ARGS
-        missing = [n for n in jit_fn.arg_names[n_runtime:] if n not in self.constexprs]
+        defaults = _constexpr_defaults(jit_fn)
+        missing = [n for n in jit_fn.arg_names[n_runtime:] if n not in self.constexprs and n not in defaults]
         if missing:
             raise ValueError(f"utlx.gemm_launch: {jit_fn.__name__} needs constexprs {missing}")
-        self.tail = tuple(self.constexprs[n] for n in jit_fn.arg_names[n_runtime:])
+        # every parameter in declaration order, as the C launcher takes them: defaults where not given
+        self.tail = tuple(self.constexprs.get(n, defaults.get(n)) for n in jit_fn.arg_names[n_runtime:])
         self.device_index = problem.device.index
         self.direct: DirectLaunch | None = None
         self.caches: tuple[DescriptorCache, DescriptorCache, DescriptorCache] | None = None
@@ -348,7 +361,7 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
             raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
                              f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
         fn, cols = mod.kernel_for(problem.a_col, problem.b_col)
-        blocks = mod.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col)
+        blocks = mod.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const))
         if family == "tma_persistent":
             programs, stride = tma.grid_for(M, N, const, problem.num_sms, grid_mode)
         else:

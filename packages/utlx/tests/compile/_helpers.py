@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import tempfile
@@ -23,9 +24,13 @@ def compile_kernel(fn: Any, signature: dict[str, str], constexprs: dict[str, Any
                    num_warps: int = 4, ones: tuple[str, ...] = (), unaligned: tuple[str, ...] = (), **options: Any):
     """``triton.compile`` with 16-byte divisibility on every pointer/int argument and the arguments in
     ``ones`` specialised to 1 (what the JIT does for unit strides and aligned tensors). Arguments in
-    ``unaligned`` get no divisibility (what the JIT does for an int that is not a multiple of 16)."""
+    ``unaligned`` get no divisibility (what the JIT does for an int that is not a multiple of 16). Parameters
+    with a default that neither ``signature`` nor ``constexprs`` names take their default (as the JIT binds)."""
     sig = dict(signature)
     consts = dict(constexprs)
+    for param in inspect.signature(fn.fn).parameters.values():  # the JIT binds defaults; ASTSource does not
+        if param.name not in sig and param.name not in consts and param.default is not param.empty:
+            consts[param.name] = param.default
     for name in ones:
         sig[name] = "constexpr"
         consts[name] = 1

@@ -137,18 +137,23 @@ def _as_launcher_reads(kernel_args):
     return tuple(x.data_ptr() if hasattr(x, "data_ptr") else x for x in kernel_args)
 
 
-CASES = [("hopper_pipelined", "tiles", False, False, torch.float16),
-         ("tma_persistent", "persistent", False, True, torch.bfloat16),
-         ("ws_persistent", "persistent", True, False, torch.float16)]
+#: (family, grid mode, A column-major, B column-major, dtype, EPILOGUE_SUBTILE): the first candidate that fits.
+#: The subtiled ones take EPILOGUE_SUBTILE explicitly; the others leave it to the kernels' default (1), which
+#: the direct launch must pass as the JIT does.
+CASES = [("hopper_pipelined", "tiles", False, False, torch.float16, 1),
+         ("tma_persistent", "persistent", False, True, torch.bfloat16, 1),
+         ("ws_persistent", "persistent", True, False, torch.float16, 1),
+         ("tma_persistent", "persistent", False, False, torch.float16, 4),
+         ("ws_persistent", "persistent", False, True, torch.bfloat16, 4)]
 
 
-@pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype"), CASES,
-                         ids=[f"{c[0]}-{'col' if c[2] else 'row'}-{'col' if c[3] else 'row'}" for c in CASES])
-def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_col, b_col, dtype):
+@pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype", "subtile"), CASES,
+                         ids=[f"{c[0]}-{'col' if c[2] else 'row'}-{'col' if c[3] else 'row'}-e{c[5]}" for c in CASES])
+def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_col, b_col, dtype, subtile):
     launches = fake_cuda.launches
     a, b = _operands(304, 528, 272, dtype, a_col, b_col)  # ragged vs the tiles, 16-divisible strides
     cand = next(c for c in m.candidates("hopper", True, a_col=a_col, b_col=b_col)
-                if c.family == family and c.grid_mode == grid_mode)
+                if c.family == family and c.grid_mode == grid_mode and c.config.get("EPILOGUE_SUBTILE", 1) == subtile)
     launch = cand.bind(Problem.of(a, b, 132))
     c = torch.empty(304, 528, dtype=dtype)
     launch(a, b, c)  # through the JIT (compiles for cuda:90 here) and Triton's CudaLauncher
@@ -165,6 +170,8 @@ def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_co
     if launch.blocks is not None:
         tmaps = [x for x in direct_args[-1] if isinstance(x, tuple) and x[:1] == ("tmap",)]
         assert [t[1] for t in tmaps] == [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+        assert launch.blocks[2][-1] == cand.config["BLOCK_SIZE_N"] // subtile  # C's box: one epilogue slice wide
+        assert direct_args[-1][-1] == subtile  # EPILOGUE_SUBTILE is the kernels' last parameter
         out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: new C, A and B from the cache
         hot = launches.pop()[-1]
         assert hot[0] is direct_args[-1][0] and hot[5] is direct_args[-1][5]  # the very same encoded maps

@@ -49,6 +49,39 @@ def test_tma_persistent_gemm_kernel_column_major_operands(a_col, b_col):
     check_against_fp32(c, a, b)
 
 
+# Epilogue subtiling (EPILOGUE_SUBTILE): C leaves in 2 or 4 column slices through two staging buffers. Persistent
+# launches on 2 programs, so each walks several tiles and the slices' buffers alternate across tiles; the shapes
+# are ragged in M, N and K (a slice can lie wholly past N: TMA clips it).
+_SUBTILE_CASES = [("hopper_tma_persistent", (96, 80, 160), 2, "fp16", False, False),
+                  ("hopper_tma_persistent", (70, 200, 104), 4, "bf16", False, True),
+                  ("hopper_tma_persistent", (40, 136, 40), 4, "fp16", True, False),
+                  ("hopper_ws_persistent", (96, 200, 160), 4, "fp16", False, False),
+                  ("hopper_ws_persistent", (72, 80, 104), 2, "bf16", True, True)]
+
+
+@pytest.mark.parametrize(("module", "shape", "subtile", "dtype", "a_col", "b_col"), _SUBTILE_CASES,
+                         ids=[f"{c[0][7:]}-{'x'.join(map(str, c[1]))}-e{c[2]}-{c[3]}-{'c' if c[4] else 'r'}"
+                              f"{'c' if c[5] else 'r'}" for c in _SUBTILE_CASES])
+def test_subtiled_epilogue(module, shape, subtile, dtype, a_col, b_col):
+    import torch
+
+    mod = pytest.importorskip(f"utlx.kernels.{module}")
+    m, n, k = shape
+    a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=m + n)
+    a_in = a.T.contiguous().T if a_col else a
+    b_in = b.T.contiguous().T if b_col else b
+    const = dict(_CONSTS, BLOCK_SIZE_N=64, EPILOGUE_SUBTILE=subtile)
+    mod.launch(a_in, b_in, c, config=(const, 4), num_sms=2)
+    check_against_fp32(c, a, b)
+
+
+def test_subtiled_epilogue_rejects_a_bad_subtile():
+    tp = pytest.importorskip("utlx.kernels.hopper_tma_persistent")
+    with pytest.raises(ValueError, match=r"EPILOGUE_SUBTILE must be one of \(1, 2, 4\) and divide "
+                                         r"BLOCK_SIZE_N=256, got 3"):
+        tp.descriptor_blocks(128, 256, 64, epilogue_subtile=3)
+
+
 # Split-K (hopper_tma_splitk): small tiles so the problems below have several tiles and K slices. Shapes are
 # ragged w.r.t. the tile and K is not a multiple of SPLIT_K * BLOCK_SIZE_K; (56, 40, 40) with SPLIT_K=3 leaves
 # the last slice with no k-step at all (cdiv(40, 32) = 2 k-steps over 3 slices).
