@@ -94,7 +94,17 @@ def main(argv: list[str] | None = None) -> int:
     if d is not None:
         rows.append(("hooks_idle()", d.hooks_idle))
         rows.append(("stream(dev)", lambda: d.stream(dev)))
-        if d.call is not None and not getattr(launch, "EXTRA_ARGS", 0):  # split-K: a workspace per call
+        pool = getattr(launch, "pool", None)  # split-K: the per-stream self-cleaning workspace
+        if d.call is not None and pool is not None:
+            table, stream = pool.table(dev), d.stream(dev)
+            launch(a, b, c)  # makes the current stream's workspace
+            expanded = launch._expanded(a, b, c, pa, pb, c.data_ptr(), table[stream][0])
+            rows.append(("C launcher call alone (args prebuilt)", lambda: d.call(d.stream(dev), expanded)))
+            rows.append(("split-K: capture check", launch.capturing))
+            rows.append(("split-K: workspace lookup (stream + dict)", lambda: table.get(d.stream(dev))))
+            rows.append(("split-K: torch.zeros(workspace) (the old per-call way)",
+                         lambda: torch.zeros(launch.workspace_numel, dtype=torch.float32, device=device)))
+        elif d.call is not None:
             expanded = launch._expanded(a, b, c, pa, pb, c.data_ptr())
             rows.append(("C launcher call alone (args prebuilt)", lambda: d.call(d.stream(dev), expanded)))
     if getattr(launch, "caches", None):

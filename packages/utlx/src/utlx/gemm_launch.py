@@ -11,9 +11,11 @@ Column-major operands (a transposed view, e.g. ``x @ w.T``) need no copy for the
 descriptor is built over the operand's transpose (row-major) and the kernel reads the shared tile
 through a transposed view (``A_COL`` / ``B_COL``). The pointer kernels take any strides.
 
-The split-K kernel (:class:`SplitKLaunch`) takes one more runtime argument, a zeroed fp32 workspace
-allocated per call next to C (one ``torch.zeros``: a stream-ordered memset, so no host sync and nothing
-CUDA-graph capture forbids; a graph replays the memset with the kernel).
+The split-K kernel (:class:`SplitKLaunch`) takes one more runtime argument, an all-zero fp32 workspace.
+The kernel leaves it zeroed, so the direct launch path takes the one kept for the launch's (device,
+stream) (:mod:`utlx.splitk_workspace`: a dictionary lookup, no memset per call); under CUDA-graph
+capture, and on Triton's own launch path (the first call, launch hooks), it allocates a fresh zeroed one
+per call instead (one ``torch.zeros``: a stream-ordered memset, captured with the kernel).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import DescriptorCache, DirectLaunch
+from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
 DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "tma_splitk")
@@ -83,6 +86,17 @@ class Problem:
                        num_sms)
 
 
+def _constexpr_defaults(jit_fn: Any) -> dict[str, Any]:
+    """The defaults of a JIT function's parameters (e.g. ``EPILOGUE_SUBTILE=1``), which the JIT binds itself
+    and the C launcher needs passed explicitly (none for an object that wraps no Python function)."""
+    import inspect
+
+    fn = getattr(jit_fn, "fn", None)
+    if fn is None:
+        return {}
+    return {name: p.default for name, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
+
+
 def _current_device_fn() -> Callable[[], int]:
     import torch
 
@@ -110,10 +124,12 @@ class GemmLaunch:
         self.problem = problem
         self.blocks = blocks  # TMA boxes of A, B, C (None: a pointer kernel)
         n_runtime = (6 if blocks is not None else 12) + self.EXTRA_ARGS
-        missing = [n for n in jit_fn.arg_names[n_runtime:] if n not in self.constexprs]
+        defaults = _constexpr_defaults(jit_fn)
+        missing = [n for n in jit_fn.arg_names[n_runtime:] if n not in self.constexprs and n not in defaults]
         if missing:
             raise ValueError(f"utlx.gemm_launch: {jit_fn.__name__} needs constexprs {missing}")
-        self.tail = tuple(self.constexprs[n] for n in jit_fn.arg_names[n_runtime:])
+        # every parameter in declaration order, as the C launcher takes them: defaults where not given
+        self.tail = tuple(self.constexprs.get(n, defaults.get(n)) for n in jit_fn.arg_names[n_runtime:])
         self.device_index = problem.device.index
         self.direct: DirectLaunch | None = None
         self.caches: tuple[DescriptorCache, DescriptorCache, DescriptorCache] | None = None
@@ -234,23 +250,29 @@ class GemmLaunch:
 
 
 class SplitKLaunch(GemmLaunch):
-    """A :class:`GemmLaunch` of the split-K kernel: the same descriptors and caches, plus a zeroed fp32
+    """A :class:`GemmLaunch` of the split-K kernel: the same descriptors and caches, plus an all-zero fp32
     workspace (partial sums and per-tile arrival counters) passed after M, N, K.
 
-    The workspace is allocated per call from PyTorch's caching allocator on the current stream and
-    dropped after the launch is enqueued: stream-ordered reuse keeps it valid for the kernel, and
-    concurrent calls on other streams each get their own (a workspace kept per launch would be shared by
-    them, and its counters raced).
+    Direct launches (the hot path and ``launch(a, b, c)`` once compiled) use the workspace ``pool`` keeps
+    for the current (device, stream): the kernel leaves it zeroed, and stream order puts every launch after
+    the previous one's clean-up; two streams never share one. While the current stream captures a CUDA
+    graph, and on Triton's own launch path (the first call through the JIT, launch hooks set, ``compile``),
+    a fresh zeroed workspace is allocated per call instead (kept alive until the launch is enqueued, then
+    freed to PyTorch's stream-ordered caching allocator), so a graph never holds a pooled workspace.
     """
 
     EXTRA_ARGS = 1
 
     def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
-                 problem: Problem, blocks: tuple[list, list, list], workspace_numel: int) -> None:
+                 problem: Problem, blocks: tuple[list, list, list], workspace_numel: int,
+                 pool: WorkspacePool = WORKSPACES) -> None:
         super().__init__(jit_fn, constexprs, num_warps, grid, problem, blocks)
         self.workspace_numel = workspace_numel
+        self.pool = pool
+        self.capturing = capturing_fn()
 
     def workspace(self) -> Any:
+        """A fresh zeroed workspace (Triton's launch path and CUDA-graph capture)."""
         import torch
 
         return torch.zeros(self.workspace_numel, dtype=torch.float32, device=self.problem.device)
@@ -264,21 +286,25 @@ class SplitKLaunch(GemmLaunch):
             self._jit(a, b, c)
             return
         if d.call is not None and d.hooks_idle() and self.caches is not None:
-            ws = self.workspace()  # alive until the launch is enqueued; freed then (stream-ordered reuse)
-            d.call(d.stream(self.device_index), self._expanded(a, b, c, a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                                                               ws.data_ptr()))
+            stream = d.stream(self.device_index)
+            if self.capturing():
+                ws = self.workspace()  # alive until the launch is enqueued (the graph captures its memset)
+                pw = ws.data_ptr()
+            else:
+                pw = self.pool.get(self.problem.device, stream, self.workspace_numel)[0]
+            d.call(stream, self._expanded(a, b, c, a.data_ptr(), b.data_ptr(), c.data_ptr(), pw))
             return
         d.runner(*self.args(a, b, c), *self.tail)
 
     def _expanded(self, a: Any, b: Any, c: Any, pa: int, pb: int, pc: int, pw: int) -> tuple:  # type: ignore[override]
-        """The C launcher's arguments; ``pw``: the address of a zeroed workspace the caller keeps alive."""
+        """The C launcher's arguments; ``pw``: the address of an all-zero workspace the caller keeps alive."""
         assert self.caches is not None
         ca, cb, cc = self.caches
         p = self.problem
         return ca.get(a, pa) + cb.get(b, pb) + cc.get(c, pc) + (p.M, p.N, p.K, pw, *self.tail)
 
     def _fast_matmul(self) -> Callable[[Any, Any, int, int], Any]:
-        """Allocate C and the zeroed workspace, look up descriptors, one C-launcher call."""
+        """Allocate C, look up the stream's workspace and the descriptors, one C-launcher call."""
         import torch
 
         d = self.direct
@@ -288,8 +314,8 @@ class SplitKLaunch(GemmLaunch):
             return self._matmul_generic
         p = self.problem
         M, N, dtype, device, dev = p.M, p.N, p.dtype, p.device, self.device_index
-        empty, zeros, f32, numel, current_device = torch.empty, torch.zeros, torch.float32, self.workspace_numel, \
-            _current_device_fn()
+        empty, numel, current_device = torch.empty, self.workspace_numel, _current_device_fn()
+        capturing, fresh, table, grow = self.capturing, self.workspace, self.pool.table(dev), self.pool.grow
         slow = self.run_on_device
         a_get, b_get, c_get = (cache.get for cache in self.caches)
         dims, tail = (p.M, p.N, p.K), self.tail
@@ -299,8 +325,16 @@ class SplitKLaunch(GemmLaunch):
             pc = c.data_ptr()
             if pc & 15 or not idle() or current_device() != dev:
                 return slow(a, b, c)
-            ws = zeros(numel, dtype=f32, device=device)
-            call(stream(dev), a_get(a, pa) + b_get(b, pb) + c_get(c, pc) + dims + (ws.data_ptr(), *tail))
+            s = stream(dev)
+            if capturing():
+                ws = fresh()  # alive until the launch is enqueued (the graph captures its memset)
+                pw = ws.data_ptr()
+            else:
+                entry = table.get(s)
+                if entry is None or entry[1] < numel:
+                    entry = grow(table, s, numel, device)
+                pw = entry[0]
+            call(s, a_get(a, pa) + b_get(b, pb) + c_get(c, pc) + dims + (pw, *tail))
             return c
 
         return splitk_matmul
@@ -327,7 +361,7 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
             raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
                              f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
         fn, cols = mod.kernel_for(problem.a_col, problem.b_col)
-        blocks = mod.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col)
+        blocks = mod.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const))
         if family == "tma_persistent":
             programs, stride = tma.grid_for(M, N, const, problem.num_sms, grid_mode)
         else:

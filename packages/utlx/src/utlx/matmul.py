@@ -105,10 +105,13 @@ class Candidate:
     @property
     def id(self) -> str:
         """Stable text id (what the disk cache stores): family, grid, tile, stages, group, warps (then
-        ``/k<SPLIT_K>`` for the split-K kernel and ``/acol`` ``/bcol`` for the column-major-operand variants)."""
+        ``/e<EPILOGUE_SUBTILE>`` for a subtiled epilogue, ``/k<SPLIT_K>`` for the split-K kernel and ``/acol``
+        ``/bcol`` for the column-major-operand variants)."""
         c = self.config
         text = (f"{self.family}/{self.grid_mode}/{c['BLOCK_SIZE_M']}x{c['BLOCK_SIZE_N']}x{c['BLOCK_SIZE_K']}"
                 f"/s{c['NUM_STAGES']}/g{c['GROUP_SIZE_M']}/w{self.num_warps}")
+        if c.get("EPILOGUE_SUBTILE", 1) != 1:
+            text += f"/e{c['EPILOGUE_SUBTILE']}"
         if "SPLIT_K" in c:
             text += f"/k{c['SPLIT_K']}"
         return text + ("/acol" if c.get("A_COL") else "") + ("/bcol" if c.get("B_COL") else "")

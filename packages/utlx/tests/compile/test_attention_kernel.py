@@ -14,12 +14,9 @@ N_CTX a multiple of the tiles and not, in fp16 and bf16. What is checked, and wh
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
-from _helpers import compile_kernel
+from _helpers import compile_kernel, ptxas_report, spills
 from utlx.attention import CONFIGS, SMEM_LIMIT, Config, all_configs
 from utlx.kernels import hopper_flash_attention as fa
 
@@ -30,24 +27,6 @@ def _compile(cfg: Config, d: int, causal: bool, n_ctx: int, dtype: str = "fp16")
            "o_ptr": f"*{dtype}", "sched": "*i32", "ws_ptr": "*fp32", "sm_scale": "fp32", "ZH": "i32", "N_CTX": "i32"}
     unaligned = () if n_ctx % 16 == 0 else ("N_CTX",)
     return compile_kernel(fa.attn_fwd_ws, sig, cfg.constexprs(d, causal, n_ctx), "cuda:90", 4, unaligned=unaligned)
-
-
-def _ptxas_report(ptx: str) -> str:
-    """ptxas -v output for the PTX (the flags Triton uses), to read spills and wgmma warnings."""
-    from triton.backends.nvidia.compiler import get_ptxas
-
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        proc = subprocess.run([get_ptxas(90).path, "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", str(src),
-                               "-o", str(Path(tmp) / "k.cubin")], capture_output=True, text=True, check=True)
-    return proc.stderr
-
-
-def _spills(report: str) -> tuple[int, int]:
-    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
-    assert m, report
-    return int(m.group(1)), int(m.group(2))
 
 
 def _loop_bodies(ttgir: str) -> list[str]:
@@ -99,9 +78,9 @@ def test_gemms_stay_asynchronous(main_config):
 
 def test_ptxas_no_spills_no_serialisation(main_config):
     _, k = main_config
-    report = _ptxas_report(k.asm["ptx"])
+    report = ptxas_report(k.asm["ptx"])
     assert not re.search(r"C751\d", report), report
-    assert _spills(report) == (0, 0), report
+    assert spills(report) == (0, 0), report
 
 
 def test_tma_loads_and_deferred_stores(main_config):
@@ -122,9 +101,9 @@ def test_tma_loads_and_deferred_stores(main_config):
 def test_every_configuration_compiles_clean(d, causal, cfg, n_ctx, dtype):
     k = _compile(cfg, d, causal, n_ctx, dtype)
     assert k.metadata.shared <= SMEM_LIMIT, (cfg.id, k.metadata.shared)
-    report = _ptxas_report(k.asm["ptx"])
+    report = ptxas_report(k.asm["ptx"])
     assert not re.search(r"C751\d", report), report
-    stores, loads = _spills(report)
+    stores, loads = spills(report)
     if n_ctx % 64 == 0:
         assert (stores, loads) == (0, 0), report
     else:  # the masked-store fallback (N_CTX not a multiple of 64) may spill a few bytes outside the KV loop
@@ -142,6 +121,6 @@ def test_stream_k_parks_pieces_without_spills():
     assert ptx.count("st.global.v2.f32") == 2 * 2 * 32  # 2 epilogue sites x 2 consumers x 32 column pairs
     assert k.metadata.shared <= SMEM_LIMIT
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", ptx)  # whole tiles: TMA stores
-    assert _spills(_ptxas_report(ptx)) == (0, 0)
+    assert spills(ptxas_report(ptx)) == (0, 0)
     plain = _compile(CONFIGS[(128, False)][0], 128, False, 4096).asm["ptx"]
     assert "st.global.v2.f32" not in plain

@@ -33,8 +33,12 @@ HOOK_SLOTS = (8, 9, 10)  # launch_metadata, enter hook, exit hook in 3.7+'s laun
 
 
 class FakeUtils:
+    #: Every fake's launches, in one list: a kernel compiled under an earlier test's fake keeps that fake's
+    #: ``launch`` in its cached ``CudaLauncher`` (Triton's in-memory cache), so it must record here too.
+    launches: list[tuple] = []
+
     def __init__(self):
-        self.launches: list[tuple] = []
+        self.launches.clear()
 
     def launch(self, *args):
         self.launches.append(args)
@@ -133,18 +137,23 @@ def _as_launcher_reads(kernel_args):
     return tuple(x.data_ptr() if hasattr(x, "data_ptr") else x for x in kernel_args)
 
 
-CASES = [("hopper_pipelined", "tiles", False, False, torch.float16),
-         ("tma_persistent", "persistent", False, True, torch.bfloat16),
-         ("ws_persistent", "persistent", True, False, torch.float16)]
+#: (family, grid mode, A column-major, B column-major, dtype, EPILOGUE_SUBTILE): the first candidate that fits.
+#: The subtiled ones take EPILOGUE_SUBTILE explicitly; the others leave it to the kernels' default (1), which
+#: the direct launch must pass as the JIT does.
+CASES = [("hopper_pipelined", "tiles", False, False, torch.float16, 1),
+         ("tma_persistent", "persistent", False, True, torch.bfloat16, 1),
+         ("ws_persistent", "persistent", True, False, torch.float16, 1),
+         ("tma_persistent", "persistent", False, False, torch.float16, 4),
+         ("ws_persistent", "persistent", False, True, torch.bfloat16, 4)]
 
 
-@pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype"), CASES,
-                         ids=[f"{c[0]}-{'col' if c[2] else 'row'}-{'col' if c[3] else 'row'}" for c in CASES])
-def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_col, b_col, dtype):
+@pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype", "subtile"), CASES,
+                         ids=[f"{c[0]}-{'col' if c[2] else 'row'}-{'col' if c[3] else 'row'}-e{c[5]}" for c in CASES])
+def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_col, b_col, dtype, subtile):
     launches = fake_cuda.launches
     a, b = _operands(304, 528, 272, dtype, a_col, b_col)  # ragged vs the tiles, 16-divisible strides
     cand = next(c for c in m.candidates("hopper", True, a_col=a_col, b_col=b_col)
-                if c.family == family and c.grid_mode == grid_mode)
+                if c.family == family and c.grid_mode == grid_mode and c.config.get("EPILOGUE_SUBTILE", 1) == subtile)
     launch = cand.bind(Problem.of(a, b, 132))
     c = torch.empty(304, 528, dtype=dtype)
     launch(a, b, c)  # through the JIT (compiles for cuda:90 here) and Triton's CudaLauncher
@@ -161,6 +170,8 @@ def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_co
     if launch.blocks is not None:
         tmaps = [x for x in direct_args[-1] if isinstance(x, tuple) and x[:1] == ("tmap",)]
         assert [t[1] for t in tmaps] == [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+        assert launch.blocks[2][-1] == cand.config["BLOCK_SIZE_N"] // subtile  # C's box: one epilogue slice wide
+        assert direct_args[-1][-1] == subtile  # EPILOGUE_SUBTILE is the kernels' last parameter
         out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: new C, A and B from the cache
         hot = launches.pop()[-1]
         assert hot[0] is direct_args[-1][0] and hot[5] is direct_args[-1][5]  # the very same encoded maps
@@ -169,45 +180,153 @@ def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_co
         assert direct_args[-1][:3] == (a.data_ptr(), b.data_ptr(), c.data_ptr())
 
 
-@pytest.mark.parametrize(("a_col", "b_col"), [(False, False), (False, True)], ids=["row-row", "row-col"])
-def test_splitk_direct_launch_matches_the_jit_launch_plus_a_fresh_workspace(fake_cuda, monkeypatch, a_col, b_col):
-    """The split-K launch hands the C launcher what the JIT does, with a zeroed fp32 workspace of
-    M*N + tiles words after M, N, K, allocated per call (never the previous call's buffer)."""
-    launches = fake_cuda.launches
-    M, N, K = 16, 2048, 4096  # skinny: 16 tiles of 64x128 on 132 "SMs", 2 K slices
-    a, b = _operands(M, N, K, torch.float16, a_col, b_col)
-    cand = next(c for c in m.tuning_candidates(a, b) if c.family == "tma_splitk" and c.config["SPLIT_K"] == 2)
-    launch = cand.bind(Problem.of(a, b, 132))
-    assert isinstance(launch, gemm_launch.SplitKLaunch) and launch.grid == (16 * 2,)
-    workspaces = []
+def _recording_zeros(monkeypatch):
+    """Record every ``torch.zeros`` (the workspaces a split-K launch allocates)."""
+    made = []
     real_zeros = torch.zeros
 
     def recording_zeros(*args, **kwargs):
         t = real_zeros(*args, **kwargs)
-        workspaces.append(t)
+        made.append(t)
         return t
 
     monkeypatch.setattr(torch, "zeros", recording_zeros)
+    return made
+
+
+def _workspace_pos(args, M, N, K, n_constexprs=6):
+    """Index of the workspace pointer in the launcher's kernel arguments: after M, N, K, before the
+    constexpr tail (BLOCK_SIZE_M/N/K, GROUP_SIZE_M, NUM_STAGES, SPLIT_K, then A_COL, B_COL if any)."""
+    pos = len(args) - n_constexprs - 1
+    if args[pos - 3:pos] != (M, N, K):
+        pos -= 2  # the _colmajor kernel's A_COL, B_COL
+    assert args[pos - 3:pos] == (M, N, K), args
+    return pos
+
+
+def _splitk_launch(M, N, K, a_col=False, b_col=False, pool=None):
+    a, b = _operands(M, N, K, torch.float16, a_col, b_col)
+    cand = next(c for c in m.tuning_candidates(a, b) if c.family == "tma_splitk" and c.config["SPLIT_K"] == 2)
+    launch = cand.bind(Problem.of(a, b, 132))
+    assert isinstance(launch, gemm_launch.SplitKLaunch)
+    launch.pool = pool if pool is not None else gemm_launch.WorkspacePool()
+    return a, b, launch
+
+
+@pytest.mark.parametrize(("a_col", "b_col"), [(False, False), (False, True)], ids=["row-row", "row-col"])
+def test_splitk_direct_launch_matches_the_jit_launch_and_reuses_the_streams_workspace(fake_cuda, monkeypatch, a_col,
+                                                                                      b_col):
+    """The split-K launch hands the C launcher what the JIT does, except the workspace: the JIT path gets a
+    fresh zeroed one (M*N + tiles fp32 words, after M, N, K), the direct paths the one the pool keeps for the
+    stream, allocated once and passed again on every later call (no memset per call)."""
+    launches = fake_cuda.launches
+    M, N, K = 16, 2048, 4096  # skinny: 16 tiles of 64x128 on 132 "SMs", 2 K slices
+    a, b, launch = _splitk_launch(M, N, K, a_col, b_col)
+    assert launch.grid == (16 * 2,)
+    made = _recording_zeros(monkeypatch)
     c = torch.empty(M, N, dtype=torch.float16)
     launch(a, b, c)  # through the JIT
     via_jit = _without_hook_slots(launches.pop())
     launch(a, b, c)  # the direct path
     direct = _without_hook_slots(launches.pop())
-    assert len(workspaces) == 2
-    for ws in workspaces:
+    assert len(made) == 2  # the JIT call's own workspace, then the stream's (allocated on first use)
+    for ws in made:
         assert ws.dtype == torch.float32 and ws.numel() == M * N + 16 and not ws.any()
     jit_args, direct_args = _as_launcher_reads(via_jit[-1]), _as_launcher_reads(direct[-1])
     assert via_jit[:-1] == direct[:-1]
-    dims = [i for i in range(len(direct_args) - 3) if direct_args[i:i + 3] == (M, N, K)]
-    assert len(dims) == 1
-    pos = dims[0] + 3
-    assert jit_args[pos] == workspaces[0].data_ptr() and direct_args[pos] == workspaces[1].data_ptr()
+    pos = _workspace_pos(direct_args, M, N, K)
+    assert jit_args[pos] == made[0].data_ptr() and direct_args[pos] == made[1].data_ptr()
     assert jit_args[:pos] == direct_args[:pos] and jit_args[pos + 1:] == direct_args[pos + 1:]
-    out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: C and a workspace, one launcher call
-    hot = _as_launcher_reads(launches.pop()[-1])
-    assert len(workspaces) == 3 and hot[pos] == workspaces[2].data_ptr()
+    assert launch.pool.table(None)[0x5EED][2] is made[1]
+    for _ in range(3):
+        out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: C, one lookup, one launcher call
+        hot = _as_launcher_reads(launches.pop()[-1])
+        assert hot[pos] == made[1].data_ptr()
+    launch(a, b, c)
+    assert _as_launcher_reads(launches.pop()[-1])[pos] == made[1].data_ptr()
+    assert len(made) == 2 and len(launch.pool) == 1  # nothing zeroed per call
     tmaps = [x for x in hot if isinstance(x, tuple) and x[:1] == ("tmap",)]
     assert [t[1] for t in tmaps] == [a.data_ptr(), b.data_ptr(), out.data_ptr()]
+
+
+def test_splitk_streams_never_share_a_workspace(fake_cuda, monkeypatch):
+    launches = fake_cuda.launches
+    M, N, K = 16, 2048, 4096
+    a, b, launch = _splitk_launch(M, N, K)
+    launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # compile (JIT path)
+    launches.clear()
+    made = _recording_zeros(monkeypatch)
+    seen = {}
+    for stream in (0x111, 0x222, 0x111, 0x222, 0x333):
+        monkeypatch.setattr(drv.active, "get_current_stream", lambda device=None, s=stream: s)
+        launch.direct.stream = drv.active.get_current_stream  # what DirectLaunch bound when it was made
+        launch.matmul = launch._fast_matmul()
+        launch.matmul(a, b, a.data_ptr(), b.data_ptr())
+        args = launches.pop()
+        assert args[3] == stream  # the launch runs on that stream ...
+        pw = _as_launcher_reads(args[-1])[_workspace_pos(_as_launcher_reads(args[-1]), M, N, K)]
+        assert seen.setdefault(stream, pw) == pw  # ... with that stream's workspace, every time
+    assert len(set(seen.values())) == 3 and len(made) == 3 and len(launch.pool) == 3
+
+
+def test_splitk_workspace_grows_by_a_new_zeroed_allocation_and_is_shared_by_problems_on_a_stream(fake_cuda,
+                                                                                                monkeypatch):
+    launches = fake_cuda.launches
+    pool = gemm_launch.WorkspacePool()
+    a1, b1, small = _splitk_launch(16, 2048, 4096, pool=pool)
+    a2, b2, big = _splitk_launch(32, 4096, 4096, pool=pool)
+    for launch, a, b in ((small, a1, b1), (big, a2, b2)):
+        launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # compile (JIT path)
+    launches.clear()
+    made = _recording_zeros(monkeypatch)
+
+    def workspace_of_last_launch(M, N, K):
+        args = _as_launcher_reads(launches.pop()[-1])
+        return args[_workspace_pos(args, M, N, K)]
+
+    small.matmul(a1, b1, a1.data_ptr(), b1.data_ptr())
+    assert len(made) == 1 and made[0].numel() == small.workspace_numel
+    assert workspace_of_last_launch(16, 2048, 4096) == made[0].data_ptr()
+    big.matmul(a2, b2, a2.data_ptr(), b2.data_ptr())  # needs more: a new zeroed workspace replaces it
+    assert len(made) == 2 and made[1].numel() == big.workspace_numel > small.workspace_numel and not made[1].any()
+    assert workspace_of_last_launch(32, 4096, 4096) == made[1].data_ptr()
+    small.matmul(a1, b1, a1.data_ptr(), b1.data_ptr())  # the bigger one serves the smaller problem too
+    assert workspace_of_last_launch(16, 2048, 4096) == made[1].data_ptr() and len(made) == 2
+    assert len(pool) == 1
+    pool.release()
+    assert len(pool) == 0
+    small.matmul(a1, b1, a1.data_ptr(), b1.data_ptr())  # after release: allocated again
+    assert len(made) == 3 and workspace_of_last_launch(16, 2048, 4096) == made[2].data_ptr()
+
+
+def test_splitk_under_graph_capture_takes_a_fresh_workspace_per_call(fake_cuda, monkeypatch):
+    """While the stream captures, every call zeroes a workspace of its own and the pool is left alone (a
+    graph must not hold a pooled workspace: its replays could race eager launches or outlive a growth)."""
+    launches = fake_cuda.launches
+    M, N, K = 16, 2048, 4096
+    a, b, launch = _splitk_launch(M, N, K)
+    capturing = [False]
+    launch.capturing = lambda: capturing[0]
+    c = torch.empty(M, N, dtype=torch.float16)
+    launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # compile (JIT path)
+    launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # eager: the stream's workspace
+    launches.clear()
+    assert len(launch.pool) == 1
+    pooled = launch.pool.table(None)[0x5EED][0]
+    made = _recording_zeros(monkeypatch)
+    capturing[0] = True
+    launch.matmul(a, b, a.data_ptr(), b.data_ptr())
+    launch(a, b, c)
+    for ws in made:
+        assert ws.numel() == M * N + 16 and not ws.any()
+    got = [(lambda args: args[_workspace_pos(args, M, N, K)])(_as_launcher_reads(x[-1])) for x in launches]
+    assert len(made) == 2 and got == [ws.data_ptr() for ws in made] and pooled not in got
+    assert len(launch.pool) == 1 and launch.pool.table(None)[0x5EED][0] == pooled
+    capturing[0] = False
+    launches.clear()
+    launch.matmul(a, b, a.data_ptr(), b.data_ptr())
+    args = _as_launcher_reads(launches.pop()[-1])
+    assert args[_workspace_pos(args, M, N, K)] == pooled and len(made) == 2
 
 
 def test_hooks_take_the_jit_launch_path(fake_cuda):

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 
 import pytest
-from _helpers import compile_kernel
+from _helpers import compile_kernel, ptxas_report, spills
 from utlx.kernels import hopper_tma_persistent as tp
 from utlx.kernels import hopper_tma_splitk as sk
 
@@ -48,6 +48,40 @@ def test_ptx_tma_ring_wgmma_and_fp32_reduction(compiled):
     # the last slice reads the finished fp32 tile from L2 and stores C by TMA
     assert ptx.count("ld.global.cg.v4.b32") == 16 and ptx.index("ld.global.cg") > arrive
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", ptx)
+
+
+def test_ptx_last_slice_zeroes_the_tile_and_resets_its_counter(compiled):
+    """Self-cleaning workspace: after the last slice's reads of the fp32 tile (``ld.global.cg``) and a CTA
+    barrier, it stores zeros over the same tile (64x128 fp32 over 128 threads: 16 x v4 each) and a 0 to the
+    very address the arrival counter was bumped at, before the kernel ends."""
+    ptx = compiled.asm["ptx"]
+    arrive = re.search(r"atom\.global\.gpu\.acq_rel\.add\.u32 %r\d+, \[ (%rd\d+) \+ 0 \]", ptx)
+    assert arrive
+    last_read = ptx.rindex("ld.global.cg.v4.b32")
+    zero_stores = [mt for mt in re.finditer(r"st\.global\.v4\.b32 \[ %rd\d+ \+ 0 \], \{ (%r\d+), \1, \1, \1 \}", ptx)]
+    assert len(zero_stores) == 16 == ptx.count("st.global.v4")  # C itself leaves by TMA, not st.global
+    zero_reg = zero_stores[0].group(1)
+    assert all(mt.group(1) == zero_reg for mt in zero_stores)
+    assert re.search(rf"mov\.b32 \s*{zero_reg}, 0;", ptx), "the stored register is not the constant 0"
+    assert last_read < zero_stores[0].start()
+    assert "bar.sync" in ptx[last_read:zero_stores[0].start()]  # every thread's reads precede any zero store
+    reset = re.search(rf"st\.global\.b32 \[ {re.escape(arrive.group(1))} \+ 0 \], \{{ {zero_reg} \}}", ptx)
+    assert reset and reset.start() > zero_stores[-1].start()
+    assert ptx.index("cp.async.bulk.wait_group.read", reset.start()) > reset.start()  # still inside the kernel
+
+
+def test_ttgir_stores_zeros_over_the_tile_and_the_counter(compiled):
+    ttgir = compiled.asm["ttgir"]
+    zeros = re.findall(r"(%cst\w*) = arith\.constant dense<0\.000000e\+00> : tensor<64x128xf32", ttgir)
+    stored = re.findall(r"tt\.store %\w+, (%\w+), %\w+ : tensor<64x128x!tt\.ptr<f32>", ttgir)  # masked
+    assert len(stored) == 1 and stored[0] in zeros
+    arrival = re.search(r"tt\.atomic_rmw add, acq_rel, gpu, (%\w+),", ttgir)
+    assert arrival
+    assert re.search(rf"tt\.store {arrival.group(1)}, %c0_i32\w* : !tt\.ptr<i32>", ttgir)
+
+
+def test_ptxas_no_spills(compiled):
+    assert spills(ptxas_report(compiled.asm["ptx"])) == (0, 0)
 
 
 def test_ttgir_and_shared_memory(compiled):

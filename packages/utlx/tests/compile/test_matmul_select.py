@@ -332,12 +332,12 @@ def test_candidate_compiles_for_sm90(cand):
     bm, bn, bk = c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"]
     if cand.family == "tma_persistent":
         stride = 132 if cand.grid_mode == "persistent" else tp.ONE_TILE_STRIDE
-        k = compile_kernel(tp.matmul_kernel_tma_persistent, tp.signature(bm, bn, bk), dict(c, NUM_SMS=stride),
-                           "cuda:90", cand.num_warps)
+        sig = tp.signature(bm, bn, bk, epilogue_subtile=tp.epilogue_subtile(c))
+        k = compile_kernel(tp.matmul_kernel_tma_persistent, sig, dict(c, NUM_SMS=stride), "cuda:90", cand.num_warps)
         assert "cp.async.bulk.tensor.2d" in k.asm["ptx"]
     elif cand.family == "ws_persistent":
-        k = compile_kernel(ws.matmul_kernel_ws_persistent, ws.signature(bm, bn, bk), dict(c, NUM_SMS=132),
-                           "cuda:90", cand.num_warps)
+        sig = ws.signature(bm, bn, bk, epilogue_subtile=tp.epilogue_subtile(c))
+        k = compile_kernel(ws.matmul_kernel_ws_persistent, sig, dict(c, NUM_SMS=132), "cuda:90", cand.num_warps)
         assert "setmaxnreg" in k.asm["ptx"] and "cp.async.bulk.tensor.2d" in k.asm["ptx"]
         # the estimate is an upper bound (barriers and alignment are not modelled byte for byte)
         assert k.metadata.shared <= cand.smem_bytes() <= m.SMEM_LIMIT

@@ -45,14 +45,19 @@ class Tile:
     bk: int
     stages: int
     warps: int
+    #: C column slices of the TMA kernels' epilogue (``EPILOGUE_SUBTILE``); 1: the whole tile. The grid only
+    #: has 1; shipped configurations with more (e.g. 128x256x64 with 4 stages) join each sweep as they ship.
+    epilogue_subtile: int = 1
 
     @property
     def name(self) -> str:
-        return f"{self.bm}x{self.bn}x{self.bk}-s{self.stages}-w{self.warps}"
+        tail = f"-e{self.epilogue_subtile}" if self.epilogue_subtile != 1 else ""
+        return f"{self.bm}x{self.bn}x{self.bk}-s{self.stages}-w{self.warps}{tail}"
 
     def constexprs(self, group_m: int = 8) -> dict[str, int]:
-        return {"BLOCK_SIZE_M": self.bm, "BLOCK_SIZE_N": self.bn, "BLOCK_SIZE_K": self.bk,
-                "GROUP_SIZE_M": group_m, "NUM_STAGES": self.stages}
+        const = {"BLOCK_SIZE_M": self.bm, "BLOCK_SIZE_N": self.bn, "BLOCK_SIZE_K": self.bk,
+                 "GROUP_SIZE_M": group_m, "NUM_STAGES": self.stages}
+        return const if self.epilogue_subtile == 1 else dict(const, EPILOGUE_SUBTILE=self.epilogue_subtile)
 
 
 @dataclass(frozen=True)
@@ -209,7 +214,8 @@ def launch_tma_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = Fal
     N = b.shape[1]
     const = tile.constexprs()
     programs, stride = tma.grid_for(M, N, const, _num_sms(a))
-    a_d, b_d, c_d = _descs(a, b, c, [tile.bm, tile.bk], [tile.bk, tile.bn], [tile.bm, tile.bn])
+    a_d, b_d, c_d = _descs(a, b, c, *tma.descriptor_blocks(tile.bm, tile.bn, tile.bk,
+                                                           epilogue_subtile=tile.epilogue_subtile))
     tma.matmul_kernel_tma_persistent.run(a_d, b_d, c_d, M, N, K, grid=(programs,), warmup=warmup,
                                          num_warps=tile.warps, NUM_SMS=stride, **const)
 
@@ -220,9 +226,9 @@ def launch_ws_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = Fals
 
     M, K = a.shape
     N = b.shape[1]
-    half = tile.bm // 2
     grid = (min(_num_sms(a), triton.cdiv(M, tile.bm) * triton.cdiv(N, tile.bn)),)
-    a_d, b_d, c_d = _descs(a, b, c, [half, tile.bk], [tile.bk, tile.bn], [half, tile.bn])
+    a_d, b_d, c_d = _descs(a, b, c, *ws.descriptor_blocks(tile.bm, tile.bn, tile.bk,
+                                                          epilogue_subtile=tile.epilogue_subtile))
     ws.matmul_kernel_ws_persistent.run(a_d, b_d, c_d, M, N, K, grid=grid, warmup=warmup, num_warps=tile.warps,
                                        NUM_SMS=grid[0], **tile.constexprs())
 
@@ -270,7 +276,8 @@ def shipped_tiles(style: str) -> list[Tile]:
                "register_staged": amd_pipelined.CONFIGS,
                "tma_persistent": hopper_tma_persistent.CONFIGS + hopper_tma_persistent.TILE_CONFIGS,
                "ws_persistent": hopper_ws_persistent.CONFIGS, "handwritten_ws": []}[style]
-    return [Tile(c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"], c["NUM_STAGES"], nw) for c, nw in configs]
+    return [Tile(c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"], c["NUM_STAGES"], nw,
+                 c.get("EPILOGUE_SUBTILE", 1)) for c, nw in configs]
 
 
 def style_tiles(style: str, full: bool = False) -> list[Tile]:

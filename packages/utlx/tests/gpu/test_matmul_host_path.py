@@ -78,7 +78,7 @@ def test_matmul(dtype, layout, shape):
 def _one_per_family(a_col, b_col):
     seen, out = set(), []
     for cand in m.candidates("hopper", True, a_col=a_col, b_col=b_col):
-        tag = (cand.family, cand.grid_mode)
+        tag = (cand.family, cand.grid_mode, cand.config.get("EPILOGUE_SUBTILE", 1))  # subtiled epilogues too
         if tag not in seen:
             seen.add(tag)
             out.append(cand)
@@ -89,7 +89,8 @@ def _one_per_family(a_col, b_col):
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
 def test_every_family_first_and_direct_launches(dtype, layout):
-    """Each kernel family x grid mode, bound like matmul binds it: launch 1 JIT, launches 2-3 direct."""
+    """Each kernel family x grid mode x epilogue (whole C tile or subtiled), bound like matmul binds it: launch
+    1 JIT, launches 2-3 direct."""
     M, N, K = 304, 520, 264  # ragged w.r.t. every tile; 16-byte rows and columns (TMA for every layout)
     a_col, b_col = layout[0] == "c", layout[1] == "c"
     num_sms = torch.cuda.get_device_properties(0).multi_processor_count

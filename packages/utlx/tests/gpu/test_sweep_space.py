@@ -54,3 +54,17 @@ def test_relative_error_fails_nan_and_wrong_values():
     assert G.relative_error(good, a, b) <= G.TOLERANCE["float16"]
     good[3, 5] += 4.0
     assert G.relative_error(good, a, b) > G.TOLERANCE["float16"]
+
+
+def test_shipped_subtiled_epilogue_tiles_are_swept():
+    """Configurations with a subtiled epilogue are outside the tile grid (the grid's 128x256x64 with 4 stages
+    does not fit with a whole C tile), so they join their style's sweep as shipped extras, with the constexpr."""
+    for style in ("tma_persistent", "ws_persistent"):
+        subtiled = [t for t in G.style_tiles(style) if t.epilogue_subtile != 1]
+        assert subtiled and set(subtiled) == {t for t in G.shipped_tiles(style) if t.epilogue_subtile != 1}
+        assert G.Tile(128, 256, 64, 4, 8 if style == "tma_persistent" else 4, 4) in subtiled
+        for tile in subtiled:
+            assert tile not in G.STYLES[style].tiles() and tile.name.endswith(f"-e{tile.epilogue_subtile}")
+            assert tile.constexprs()["EPILOGUE_SUBTILE"] == tile.epilogue_subtile
+            assert {(s, t) for s, t, _ in G.cases()} >= {(style, tile)}
+    assert "EPILOGUE_SUBTILE" not in G.Tile(128, 128, 64, 3, 8).constexprs()  # the pointer kernels take none

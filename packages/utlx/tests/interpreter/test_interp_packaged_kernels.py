@@ -49,6 +49,39 @@ def test_tma_persistent_gemm_kernel_column_major_operands(a_col, b_col):
     check_against_fp32(c, a, b)
 
 
+# Epilogue subtiling (EPILOGUE_SUBTILE): C leaves in 2 or 4 column slices through two staging buffers. Persistent
+# launches on 2 programs, so each walks several tiles and the slices' buffers alternate across tiles; the shapes
+# are ragged in M, N and K (a slice can lie wholly past N: TMA clips it).
+_SUBTILE_CASES = [("hopper_tma_persistent", (96, 80, 160), 2, "fp16", False, False),
+                  ("hopper_tma_persistent", (70, 200, 104), 4, "bf16", False, True),
+                  ("hopper_tma_persistent", (40, 136, 40), 4, "fp16", True, False),
+                  ("hopper_ws_persistent", (96, 200, 160), 4, "fp16", False, False),
+                  ("hopper_ws_persistent", (72, 80, 104), 2, "bf16", True, True)]
+
+
+@pytest.mark.parametrize(("module", "shape", "subtile", "dtype", "a_col", "b_col"), _SUBTILE_CASES,
+                         ids=[f"{c[0][7:]}-{'x'.join(map(str, c[1]))}-e{c[2]}-{c[3]}-{'c' if c[4] else 'r'}"
+                              f"{'c' if c[5] else 'r'}" for c in _SUBTILE_CASES])
+def test_subtiled_epilogue(module, shape, subtile, dtype, a_col, b_col):
+    import torch
+
+    mod = pytest.importorskip(f"utlx.kernels.{module}")
+    m, n, k = shape
+    a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=m + n)
+    a_in = a.T.contiguous().T if a_col else a
+    b_in = b.T.contiguous().T if b_col else b
+    const = dict(_CONSTS, BLOCK_SIZE_N=64, EPILOGUE_SUBTILE=subtile)
+    mod.launch(a_in, b_in, c, config=(const, 4), num_sms=2)
+    check_against_fp32(c, a, b)
+
+
+def test_subtiled_epilogue_rejects_a_bad_subtile():
+    tp = pytest.importorskip("utlx.kernels.hopper_tma_persistent")
+    with pytest.raises(ValueError, match=r"EPILOGUE_SUBTILE must be one of \(1, 2, 4\) and divide "
+                                         r"BLOCK_SIZE_N=256, got 3"):
+        tp.descriptor_blocks(128, 256, 64, epilogue_subtile=3)
+
+
 # Split-K (hopper_tma_splitk): small tiles so the problems below have several tiles and K slices. Shapes are
 # ragged w.r.t. the tile and K is not a multiple of SPLIT_K * BLOCK_SIZE_K; (56, 40, 40) with SPLIT_K=3 leaves
 # the last slice with no k-step at all (cdiv(40, 32) = 2 k-steps over 3 slices).
@@ -72,9 +105,50 @@ def test_tma_splitk_gemm_kernel(shape, split_k, dtype, a_col, b_col):
     check_against_fp32(c, a, b)
 
 
+@pytest.mark.parametrize(("shape", "split_k", "dtype", "a_col", "b_col"), _SPLITK_CASES[::3],
+                         ids=[f"{'x'.join(map(str, c[0]))}-k{c[1]}" for c in _SPLITK_CASES[::3]])
+def test_tma_splitk_leaves_its_workspace_zeroed_for_the_next_call(shape, split_k, dtype, a_col, b_col):
+    """The kernel is self-cleaning: the last slice of each tile zeroes the tile's partial sums and resets its
+    arrival counter, so one workspace serves consecutive launches (what utlx.matmul's per-stream workspace
+    relies on). Two launches on fresh data through the same, larger-than-needed workspace: both correct, and
+    the workspace all-zero after each."""
+    import torch
+
+    mod = pytest.importorskip("utlx.kernels.hopper_tma_splitk")
+    m, n, k = shape
+    const = dict(_CONSTS, SPLIT_K=split_k)
+    numel = mod.workspace_numel(m, n, const)
+    ws = torch.zeros(numel + 37, dtype=torch.float32)  # the kernel only touches the first ``numel`` words
+    for seed in (1, 2):
+        a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=seed)
+        a_in = a.T.contiguous().T if a_col else a
+        b_in = b.T.contiguous().T if b_col else b
+        mod.launch(a_in, b_in, c, config=(const, 4), workspace=ws)
+        check_against_fp32(c, a, b)
+        assert ws.count_nonzero().item() == 0, f"launch {seed} left {ws.count_nonzero().item()} words set"
+
+
+def test_tma_splitk_workspace_must_start_zeroed():
+    """The workspace is an input: partial sums or counters left in it change the result (so the zero check
+    above matters). A workspace holding 1.0 everywhere gives a wrong C."""
+    import torch
+
+    mod = pytest.importorskip("utlx.kernels.hopper_tma_splitk")
+    const = dict(_CONSTS, SPLIT_K=2)
+    a, b, c = make_inputs(40, 48, 200, seed=5)
+    ws = torch.zeros(mod.workspace_numel(40, 48, const), dtype=torch.float32)
+    ws[:40 * 48] = 1.0
+    mod.launch(a, b, c, config=(const, 4), workspace=ws)
+    with pytest.raises(AssertionError):
+        check_against_fp32(c, a, b)
+    with pytest.raises(ValueError, match="workspace must be fp32 with at least"):
+        mod.launch(a, b, c, config=(const, 4), workspace=torch.zeros(10, dtype=torch.float32))
+
+
 def test_tma_splitk_through_the_matmul_candidate():
-    """``Candidate.bind`` makes a ``SplitKLaunch`` (a fresh zeroed workspace per call): run it twice on new
-    data; the second result must not carry the first call's sums."""
+    """``Candidate.bind`` makes a ``SplitKLaunch`` (under the interpreter every call takes Triton's own path,
+    with a fresh zeroed workspace): run it twice on new data; the second result must not carry the first
+    call's sums."""
     import torch
     from utlx.gemm_launch import Problem, SplitKLaunch
     from utlx.matmul import Candidate

@@ -9,6 +9,15 @@ One program per SM walks the output tiles ``pid, pid + NUM_SMS, ...``. For each 
 * epilogue: accumulator -> shared memory -> ``async_descriptor_store`` (TMA); the store of tile ``t``
   overlaps the main loop of tile ``t+1`` and is waited for only before the staging buffer is reused.
 
+Epilogue subtiling (``EPILOGUE_SUBTILE`` = S > 1): C leaves in S column slices of ``BLOCK_SIZE_N / S``
+through two small staging buffers used in turn, instead of one ``BLOCK_SIZE_M x BLOCK_SIZE_N`` tile. Why:
+the staging tile competes with the ring for the 227 KB of shared memory; at 128x256x64 fp16 the full
+tile (64 KB) leaves room for 3 stages of 48 KB, four 128x64 slices double-buffered (32 KB) for 4. The
+accumulator is cut into slices in registers (``reshape`` to ``[M, 2, N/2]``, ``permute``, ``split``: each
+thread already holds elements of every column slice, so no data moves between threads), and each slice
+waits only for the store that used its buffer two slices earlier (``async_descriptor_store_wait(1)``).
+The C descriptor's box is one slice (:func:`descriptor_blocks`).
+
 A counter carried across tiles (``it``) gives every k-step a global index, from which the ring slot and
 the barrier phase follow. Descriptors are host-side ``triton.tools.tensor_descriptor.TensorDescriptor``s
 (block shapes ``[BM, BK]``, ``[BK, BN]``, ``[BM, BN]``); TMA zero-fills out-of-range boxes and clips the
@@ -44,15 +53,71 @@ def _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, off_k, 
         tlx.async_descriptor_load(b_desc, tlx.local_view(buffers_B, s), [off_k, off_n], bar, pred=pred)
 
 
+#: Column slices the epilogue may store C in (``EPILOGUE_SUBTILE``); 1 is the whole tile.
+EPILOGUE_SUBTILES = (1, 2, 4)
+
+
+@triton.jit
+def _column_halves(x, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The left and right column halves of a ``[ROWS, COLS]`` register tile."""
+    return tl.split(tl.permute(tl.reshape(x, (ROWS, 2, COLS // 2)), (0, 2, 1)))
+
+
+@triton.jit
+def _store_slice(c_desc, buffers_C, slot: tl.constexpr, value, off_m, off_n):
+    """Stage one C slice in buffer ``slot`` of two and TMA-store it; the store issued two slices ago read
+    this buffer, so wait until at most one store (the previous slice's) is still reading."""
+    c_smem = tlx.local_view(buffers_C, slot)
+    tlx.async_descriptor_store_wait(1)
+    tlx.local_store(c_smem, value)
+    tlx.fence_async_shared()
+    tlx.async_descriptor_store(c_desc, c_smem, [off_m, off_n])
+
+
+@triton.jit
+def store_c(c_desc, buffers_C, acc, off_m, off_n, ROWS: tl.constexpr, COLS: tl.constexpr,
+            EPILOGUE_SUBTILE: tl.constexpr):
+    """Write the ``[ROWS, COLS]`` fp32 accumulator to C at ``(off_m, off_n)`` through TMA stores that stay in
+    flight after return (a later call, or ``async_descriptor_store_wait(0)`` at the end, waits for them).
+
+    ``buffers_C``: one ``[ROWS, COLS]`` buffer when ``EPILOGUE_SUBTILE`` is 1, else two of ``[ROWS, COLS /
+    EPILOGUE_SUBTILE]``; ``c_desc``'s box is the same shape.
+    """
+    tl.static_assert(EPILOGUE_SUBTILE == 1 or EPILOGUE_SUBTILE == 2 or EPILOGUE_SUBTILE == 4,
+                     "EPILOGUE_SUBTILE must be 1, 2 or 4")
+    tl.static_assert(COLS % EPILOGUE_SUBTILE == 0, "BLOCK_SIZE_N must be a multiple of EPILOGUE_SUBTILE")
+    c = acc.to(tlx.dtype_of(c_desc))
+    if EPILOGUE_SUBTILE == 1:
+        c_smem = tlx.local_view(buffers_C, 0)
+        tlx.async_descriptor_store_wait(0)  # the previous tile's store has finished reading c_smem
+        tlx.local_store(c_smem, c)
+        tlx.fence_async_shared()
+        tlx.async_descriptor_store(c_desc, c_smem, [off_m, off_n])
+    elif EPILOGUE_SUBTILE == 2:
+        left, right = _column_halves(c, ROWS, COLS)
+        _store_slice(c_desc, buffers_C, 0, left, off_m, off_n)
+        _store_slice(c_desc, buffers_C, 1, right, off_m, off_n + COLS // 2)
+    else:
+        left, right = _column_halves(c, ROWS, COLS)
+        q0, q1 = _column_halves(left, ROWS, COLS // 2)
+        q2, q3 = _column_halves(right, ROWS, COLS // 2)
+        SLICE: tl.constexpr = COLS // 4
+        _store_slice(c_desc, buffers_C, 0, q0, off_m, off_n)
+        _store_slice(c_desc, buffers_C, 1, q1, off_m, off_n + SLICE)
+        _store_slice(c_desc, buffers_C, 0, q2, off_m, off_n + 2 * SLICE)
+        _store_slice(c_desc, buffers_C, 1, q3, off_m, off_n + 3 * SLICE)
+
+
 @triton.jit
 def matmul_kernel_tma_persistent(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    EPILOGUE_SUBTILE: tl.constexpr = 1,
 ):
-    """Row-major A and B."""
+    """Row-major A and B. ``EPILOGUE_SUBTILE``: C column slices per tile (see the module docstring)."""
     _tma_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-              NUM_SMS, False, False)
+              NUM_SMS, False, False, EPILOGUE_SUBTILE)
 
 
 @triton.jit
@@ -60,11 +125,11 @@ def matmul_kernel_tma_persistent_colmajor(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1,
 ):
     """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
     _tma_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-              NUM_SMS, A_COL, B_COL)
+              NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
 
 
 @triton.jit
@@ -72,7 +137,7 @@ def _tma_gemm(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr,
 ):
     dtype = tlx.dtype_of(a_desc)
     # A column-major operand is loaded through a descriptor over its transpose (row-major) and read by
@@ -85,7 +150,10 @@ def _tma_gemm(
         buffers_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
     else:
         buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    buffer_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
+    if EPILOGUE_SUBTILE == 1:
+        buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
+    else:  # two column slices, used in turn (see store_c)
+        buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
     ready = tlx.alloc_barriers(NUM_STAGES)
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
 
@@ -127,11 +195,7 @@ def _tma_gemm(
         acc = tlx.async_dot_wait(0, acc)
         it += k_tiles
 
-        c_smem = tlx.local_view(buffer_C, 0)
-        tlx.async_descriptor_store_wait(0)  # the previous tile's store has finished reading c_smem
-        tlx.local_store(c_smem, acc.to(dtype))
-        tlx.fence_async_shared()
-        tlx.async_descriptor_store(c_desc, c_smem, [off_m, off_n])
+        store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
     tlx.async_descriptor_store_wait(0)
 
 
@@ -142,26 +206,44 @@ def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[s
     return matmul_kernel_tma_persistent, {}
 
 
-def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False) -> tuple[list, list, list]:
-    """TMA box of the A, B and C descriptors; a column-major operand's descriptor is over its transpose."""
-    return ([bk, bm] if a_col else [bm, bk]), ([bn, bk] if b_col else [bk, bn]), [bm, bn]
+def check_epilogue_subtile(bn: int, epilogue_subtile: int) -> None:
+    """Raise a clear error for an ``EPILOGUE_SUBTILE`` the kernels do not take."""
+    if epilogue_subtile not in EPILOGUE_SUBTILES or bn % epilogue_subtile:
+        raise ValueError(f"utlx.kernels: EPILOGUE_SUBTILE must be one of {EPILOGUE_SUBTILES} and divide "
+                         f"BLOCK_SIZE_N={bn}, got {epilogue_subtile}")
+
+
+def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False,
+                      epilogue_subtile: int = 1) -> tuple[list, list, list]:
+    """TMA box of the A, B and C descriptors; a column-major operand's descriptor is over its transpose,
+    and C's box is one epilogue slice (``bn / epilogue_subtile`` columns)."""
+    check_epilogue_subtile(bn, epilogue_subtile)
+    return ([bk, bm] if a_col else [bm, bk]), ([bn, bk] if b_col else [bk, bn]), [bm, bn // epilogue_subtile]
 
 
 def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False,
-              b_col: bool = False) -> dict[str, str]:
+              b_col: bool = False, epilogue_subtile: int = 1) -> dict[str, str]:
     """Signature for compiling without a GPU (host-side descriptors)."""
-    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile)
     return {"a_desc": f"tensordesc<{dtype}{blk_a}>", "b_desc": f"tensordesc<{dtype}{blk_b}>",
             "c_desc": f"tensordesc<{dtype}{blk_c}>", "M": "i32", "N": "i32", "K": "i32"}
 
 
-def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8) -> dict[str, int]:
-    return {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
+def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8, epilogue_subtile: int = 1) -> dict[str, int]:
+    """Constexprs of one configuration (``EPILOGUE_SUBTILE`` only when it is not the default 1)."""
+    cfg = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
+    return cfg if epilogue_subtile == 1 else dict(cfg, EPILOGUE_SUBTILE=epilogue_subtile)
+
+
+def epilogue_subtile(const: dict[str, int]) -> int:
+    """A configuration's ``EPILOGUE_SUBTILE`` (1 when absent: the kernels' default)."""
+    return const.get("EPILOGUE_SUBTILE", 1)
 
 
 #: (constexprs without NUM_SMS, num_warps) for H100/H200, launched persistently (one program per SM).
-#: The first two are the original pair (tests index them). 128x256x64 cannot take 4 stages: with the
-#: 64 KB C staging tile that is 256 KB of shared memory, over the 227 KB a block may have (see ``fits``).
+#: The first two are the original pair (tests index them). 128x256x64 takes 4 stages only with a subtiled
+#: epilogue: with the 64 KB C staging tile that is 256 KB of shared memory, over the 227 KB a block may
+#: have (see ``fits``); with four 128x64 slices in two 16 KB buffers it is 224 KB.
 CONFIGS = [
     (_cfg(128, 256, 64, 3), 8),
     (_cfg(128, 128, 64, 4), 4),
@@ -171,6 +253,7 @@ CONFIGS = [
     (_cfg(256, 128, 64, 3), 8),   # 208 KB
     (_cfg(64, 256, 64, 4), 4),    # short M: one warpgroup of 64x256
     (_cfg(128, 128, 64, 5), 8),   # deeper ring, 192 KB
+    (_cfg(128, 256, 64, 4, epilogue_subtile=4), 8),  # 224 KB: 4 stages, C in 128x64 slices
 ]
 
 #: Configurations for the *split* grid: one program per output tile (``grid_mode="tiles"``), so the
@@ -195,14 +278,20 @@ ONE_TILE_STRIDE = 1 << 24
 GRID_MODES = ("persistent", "tiles")
 
 
+def c_staging_bytes(rows: int, cols: int, subtile: int, elem_bytes: int = 2) -> int:
+    """Shared memory of the C staging: the whole tile, or two slices of ``cols / subtile`` columns."""
+    return rows * cols * elem_bytes if subtile == 1 else 2 * rows * (cols // subtile) * elem_bytes
+
+
 def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
-    """Shared memory of one block: the A/B ring, the C staging tile and one 8-byte mbarrier per stage.
+    """Shared memory of one block: the A/B ring, the C staging buffer(s) and one 8-byte mbarrier per stage.
 
     Matches ``compiled.metadata.shared`` (a compile test checks that), so configurations can be
     filtered before anything is compiled.
     """
     bm, bn, bk, st = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"], const["NUM_STAGES"]
-    return st * (bm * bk + bk * bn) * elem_bytes + bm * bn * elem_bytes + st * 8
+    return (st * (bm * bk + bk * bn) * elem_bytes + c_staging_bytes(bm, bn, epilogue_subtile(const), elem_bytes)
+            + st * 8)
 
 
 def fits(const: dict[str, int], elem_bytes: int = 2, limit: int = SMEM_LIMIT) -> bool:
@@ -242,7 +331,7 @@ def make_launcher(M: int, N: int, config, num_sms: int, grid_mode: str = "persis
     programs, stride = grid_for(M, N, const, num_sms, grid_mode)
     fn, layout = kernel_for(a_col, b_col)
     kernel = FastLaunch(fn, (programs,), dict(const, NUM_SMS=stride, **layout), nw)
-    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile(const))
     from_tensor = TensorDescriptor.from_tensor
 
     def run(a, b, c):

@@ -8,7 +8,10 @@ Tasks (``with tlx.async_tasks():``, compiled to ``ttg.warp_specialize``):
 * consumers (the default task and one ``async_task(num_warps=4)``): each owns one half of the
   ``BLOCK_SIZE_M`` rows. It waits on ``full[s]``, runs ``async_dot`` keeping one wgmma in flight, and
   releases the slot the *previous* wgmma read (``empty``, 2 arrivals per phase: one per consumer). The
-  epilogue stages its half of C in shared memory and writes it with a TMA store that overlaps the next tile.
+  epilogue stages its half of C in shared memory and writes it with a TMA store that overlaps the next tile;
+  with ``EPILOGUE_SUBTILE`` = S > 1 it does so in S column slices through two small buffers per consumer
+  (:func:`utlx.kernels.hopper_tma_persistent.store_c`), which is what lets 128x256x64 take 4 stages (two
+  64x256 halves: 64 KB; two pairs of 64x64 slices: 32 KB).
 
 Why two consumer tasks instead of one 8-warp task: an mbarrier arrive is made by one thread of its task,
 and ``wgmma.wait_group`` only covers the issuing warpgroup; one arrival per warpgroup is the only way to
@@ -28,7 +31,8 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels.hopper_pipelined import _grouped_tile
-from utlx.kernels.hopper_tma_persistent import column_major
+from utlx.kernels.hopper_tma_persistent import c_staging_bytes, check_epilogue_subtile, column_major, epilogue_subtile
+from utlx.kernels.hopper_tma_persistent import store_c as _store_c
 from utlx.launch import FastLaunch
 
 
@@ -36,9 +40,8 @@ from utlx.launch import FastLaunch
 def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.constexpr,
               BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
               GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-              A_COL: tl.constexpr, B_COL: tl.constexpr):
+              A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
-    dtype = tlx.dtype_of(c_desc)
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
@@ -62,11 +65,8 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.const
         acc = tlx.async_dot_wait(0, acc)
         tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
 
-        c_smem = tlx.local_view(buf_C, 0)
-        tlx.async_descriptor_store_wait(0)  # the previous tile's store has finished reading c_smem
-        tlx.local_store(c_smem, acc.to(dtype))
-        tlx.fence_async_shared()
-        tlx.async_descriptor_store(c_desc, c_smem, [pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N])
+        _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N, HALF_M, BLOCK_SIZE_N,
+                 EPILOGUE_SUBTILE)
     tlx.async_descriptor_store_wait(0)
 
 
@@ -75,10 +75,11 @@ def matmul_kernel_ws_persistent(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    EPILOGUE_SUBTILE: tl.constexpr = 1,
 ):
-    """Row-major A and B."""
+    """Row-major A and B. ``EPILOGUE_SUBTILE``: C column slices per consumer half-tile (1: the whole half)."""
     _ws_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-             NUM_SMS, False, False)
+             NUM_SMS, False, False, EPILOGUE_SUBTILE)
 
 
 @triton.jit
@@ -86,11 +87,11 @@ def matmul_kernel_ws_persistent_colmajor(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1,
 ):
     """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
     _ws_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-             NUM_SMS, A_COL, B_COL)
+             NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
 
 
 @triton.jit
@@ -98,7 +99,7 @@ def _ws_gemm(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr,
 ):
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     dtype = tlx.dtype_of(a_desc)
@@ -113,8 +114,12 @@ def _ws_gemm(
         bufs_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
     else:
         bufs_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
-    buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
+    if EPILOGUE_SUBTILE == 1:
+        buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
+        buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
+    else:  # per consumer, two column slices used in turn
+        buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
+        buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
     full = tlx.alloc_barriers(NUM_STAGES)  # producer -> consumers: the stage's bytes have landed
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)  # consumers -> producer: both halves are done
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
@@ -122,10 +127,10 @@ def _ws_gemm(
     with tlx.async_tasks():
         with tlx.async_task("default"):
             _consumer(c_desc, bufs_A0, bufs_B, buf_C0, full, empty, M, N, K, 0, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL)
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
         with tlx.async_task(num_warps=4, registers=216):
             _consumer(c_desc, bufs_A1, bufs_B, buf_C1, full, empty, M, N, K, 1, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL)
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
         with tlx.async_task(num_warps=1, registers=40):
             num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
             k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
@@ -160,32 +165,38 @@ def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[s
     return matmul_kernel_ws_persistent, {}
 
 
-def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False) -> tuple[list, list, list]:
-    """TMA box of the A, B and C descriptors (A and C in ``bm // 2``-row halves); a column-major
-    operand's descriptor is over its transpose."""
+def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False,
+                      epilogue_subtile: int = 1) -> tuple[list, list, list]:
+    """TMA box of the A, B and C descriptors (A and C in ``bm // 2``-row halves, C in ``bn /
+    epilogue_subtile``-column slices); a column-major operand's descriptor is over its transpose."""
+    check_epilogue_subtile(bn, epilogue_subtile)
     h = bm // 2
-    return ([bk, h] if a_col else [h, bk]), ([bn, bk] if b_col else [bk, bn]), [h, bn]
+    return ([bk, h] if a_col else [h, bk]), ([bn, bk] if b_col else [bk, bn]), [h, bn // epilogue_subtile]
 
 
 def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False,
-              b_col: bool = False) -> dict[str, str]:
+              b_col: bool = False, epilogue_subtile: int = 1) -> dict[str, str]:
     """Signature for compiling without a GPU (host-side descriptors: A and C in 64-row halves)."""
-    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile)
     return {"a_desc": f"tensordesc<{dtype}{blk_a}>", "b_desc": f"tensordesc<{dtype}{blk_b}>",
             "c_desc": f"tensordesc<{dtype}{blk_c}>", "M": "i32", "N": "i32", "K": "i32"}
 
 
-def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8) -> dict[str, int]:
-    return {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
+def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8, epilogue_subtile: int = 1) -> dict[str, int]:
+    """Constexprs of one configuration (``EPILOGUE_SUBTILE`` only when it is not the default 1)."""
+    cfg = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
+    return cfg if epilogue_subtile == 1 else dict(cfg, EPILOGUE_SUBTILE=epilogue_subtile)
 
 
 #: (constexprs without NUM_SMS, num_warps) for H100/H200. num_warps is the default task's (one consumer
-#: warpgroup); the kernel runs 4 + 4 + 1 warps. Shared memory: 128x256x64 x3 stages = 208 KB.
+#: warpgroup); the kernel runs 4 + 4 + 1 warps. Shared memory: 128x256x64 x3 stages = 208 KB; x4 stages
+#: with the C halves stored in 64x64 slices (two 8 KB buffers per consumer) = 224 KB.
 #: Registers: Triton raises the default task to 256 per thread (setmaxnreg); 216 for the other consumer and
 #: 40 for the producer's warpgroup keep (256 + 216 + 40) x 128 threads within the SM's 64K registers.
 CONFIGS = [
     (_cfg(128, 256, 64, 3), 4),
     (_cfg(128, 128, 64, 4), 4),
+    (_cfg(128, 256, 64, 4, epilogue_subtile=4), 4),
 ]
 
 
@@ -194,9 +205,11 @@ SMEM_SLACK = 1024
 
 
 def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
-    """Upper bound of the shared memory one block uses: the A/B rings, the C tile, barriers and slack."""
+    """Upper bound of the shared memory one block uses: the A/B rings, the two consumers' C staging,
+    barriers and slack."""
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
-    return const["NUM_STAGES"] * (bm + bn) * bk * elem_bytes + bm * bn * elem_bytes + SMEM_SLACK
+    staging = 2 * c_staging_bytes(bm // 2, bn, epilogue_subtile(const), elem_bytes)
+    return const["NUM_STAGES"] * (bm + bn) * bk * elem_bytes + staging + SMEM_SLACK
 
 
 def make_launcher(M: int, N: int, config, num_sms: int, a_col: bool = False, b_col: bool = False):
@@ -208,7 +221,7 @@ def make_launcher(M: int, N: int, config, num_sms: int, a_col: bool = False, b_c
     grid = (min(num_sms, triton.cdiv(M, bm) * triton.cdiv(N, bn)),)
     fn, layout = kernel_for(a_col, b_col)
     kernel = FastLaunch(fn, grid, dict(const, NUM_SMS=grid[0], **layout), nw)
-    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col)
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile(const))
     from_tensor = TensorDescriptor.from_tensor
 
     def run(a, b, c):
