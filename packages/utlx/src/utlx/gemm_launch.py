@@ -30,7 +30,7 @@ from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_ws_persistent as ws
-from utlx.launch import DescriptorCache, DirectLaunch
+from utlx.launch import DescriptorCache, DirectLaunch, constexpr_defaults
 from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
@@ -86,17 +86,6 @@ class Problem:
                        num_sms)
 
 
-def _constexpr_defaults(jit_fn: Any) -> dict[str, Any]:
-    """The defaults of a JIT function's parameters (e.g. ``EPILOGUE_SUBTILE=1``), which the JIT binds itself
-    and the C launcher needs passed explicitly (none for an object that wraps no Python function)."""
-    import inspect
-
-    fn = getattr(jit_fn, "fn", None)
-    if fn is None:
-        return {}
-    return {name: p.default for name, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
-
-
 def _current_device_fn() -> Callable[[], int]:
     import torch
 
@@ -124,7 +113,7 @@ class GemmLaunch:
         self.problem = problem
         self.blocks = blocks  # TMA boxes of A, B, C (None: a pointer kernel)
         n_runtime = (6 if blocks is not None else 12) + self.EXTRA_ARGS
-        defaults = _constexpr_defaults(jit_fn)
+        defaults = constexpr_defaults(jit_fn)
         missing = [n for n in jit_fn.arg_names[n_runtime:] if n not in self.constexprs and n not in defaults]
         if missing:
             raise ValueError(f"utlx.gemm_launch: {jit_fn.__name__} needs constexprs {missing}")

@@ -50,6 +50,17 @@ def pad_grid(grid: tuple[int, ...]) -> tuple[int, int, int]:
     return g + (1,) * (3 - len(g))  # type: ignore[return-value]
 
 
+def constexpr_defaults(jit_fn: Any) -> dict[str, Any]:
+    """The defaults of a JIT function's parameters (e.g. ``EPILOGUE_SUBTILE=1``), which the JIT binds itself
+    and the C launcher needs passed explicitly (none for an object that wraps no Python function)."""
+    import inspect
+
+    fn = getattr(jit_fn, "fn", None)
+    if fn is None:
+        return {}
+    return {name: p.default for name, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
+
+
 class FastLaunch:
     """Launch a JIT kernel on a fixed grid, skipping Triton's per-call argument binding after the first.
 
@@ -85,7 +96,8 @@ class FastLaunch:
                 return
             if self._tail is None:
                 names = self.jit_fn.arg_names[len(args):]
-                self._tail = tuple(self.constexprs[n] for n in names)
+                defaults = constexpr_defaults(self.jit_fn)  # parameters the caller left at their default
+                self._tail = tuple(self.constexprs[n] if n in self.constexprs else defaults[n] for n in names)
             self._runners[key] = compiled[pad_grid(self.grid)]
             return
         runner(*args, *self._tail)

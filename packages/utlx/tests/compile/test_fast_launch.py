@@ -85,3 +85,21 @@ def test_interpreter_launches_are_never_cached():
     fl(Ptr(1024), 64)
     fl(Ptr(1024), 64)
     assert [e[0] for e in jit.log] == ["interp", "interp"]
+
+
+def test_parameters_left_at_their_default_are_passed_to_the_launcher():
+    """A JIT parameter with a default (``EPILOGUE_SUBTILE=1``) that the caller does not set is bound by the
+    JIT on the first call; the direct calls after it must pass that default too (they failed with a
+    KeyError on the H200 when the GEMM kernels gained EPILOGUE_SUBTILE)."""
+
+    def kernel(a, n, BLOCK, STAGES, SUBTILE=1):  # what FakeJit.fn stands for
+        pass
+
+    jit = FakeJit()
+    jit.arg_names = ["a", "n", "BLOCK", "STAGES", "SUBTILE"]
+    jit.fn = kernel
+    fl = launch.FastLaunch(jit, (2,), {"BLOCK": 64, "STAGES": 4}, num_warps=4)
+    fl(Ptr(1024), 64)
+    fl(Ptr(1024), 64)
+    kind, _, args = jit.log[1]
+    assert kind == "fast" and args[1:] == (64, 64, 4, 1)
