@@ -15,7 +15,7 @@ _CONSTS = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2
 # tile:k_lo-k_hi.
 _CASES = [((96, 80, 160), 4, "fp16", False, False, 1),    # 9 tiles: 2 rounds, tile 8 in 3 pieces
           ((100, 72, 200), 5, "bf16", False, True, 1),   # 12 tiles: p2 runs 10:6-7 then 11:0-2
-          ((72, 100, 136), 5, "fp16", True, False, 1),   # 12 tiles: p2 runs 10:4-5 then 11:0-1
+          ((72, 104, 136), 5, "fp16", True, False, 1),   # 12 tiles: p2 runs 10:4-5 then 11:0-1
           ((136, 64, 136), 4, "bf16", True, True, 1),    # 10 tiles: p1 runs 8:3-5 then 9:0-1
           ((96, 200, 136), 5, "fp16", False, False, 4),  # 12 tiles of 32x64, C in 4 slices; pieces span
           ((72, 136, 104), 5, "bf16", False, True, 2)]   # 9 tiles: the 4 stream-K tiles whole (direct store)
