@@ -74,3 +74,22 @@ def test_streamk_workspace_must_start_zeroed():
         check_against_fp32(c, a, b)
     with pytest.raises(ValueError, match="workspace must be fp32 with at least"):
         sk.launch(a, b, c, config=(const, 4), num_sms=4, workspace=torch.zeros(10, dtype=torch.float32))
+
+
+def test_streamk_through_the_matmul_candidate():
+    """``Candidate.bind`` makes a ``SplitKLaunch`` of the stream-K kernel on ``num_sms`` programs (under the
+    interpreter every call takes Triton's own path with a fresh zeroed workspace): two calls on new data."""
+    import torch
+    from utlx.gemm_launch import Problem, SplitKLaunch
+    from utlx.matmul import Candidate
+
+    cand = Candidate("tma_streamk", tuple(sorted(_CONSTS.items())), 4, "persistent")
+    assert cand.id == "tma_streamk/persistent/32x32x32/s3/g2/w4/m1"
+    a, b, c = make_inputs(100, 72, 200, dtype=torch.float16, seed=3)
+    launch = cand.bind(Problem.of(a, b, 5))
+    assert isinstance(launch, SplitKLaunch) and launch.grid == (5,)
+    assert launch.workspace_numel == 2 * (32 * 32 + 1)  # 12 tiles on 5 programs: 2 in the last round
+    for seed in (3, 4):
+        a, b, c = make_inputs(100, 72, 200, dtype=torch.float16, seed=seed)
+        launch(a, b, c)
+        check_against_fp32(c, a, b)
