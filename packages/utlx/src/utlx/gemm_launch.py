@@ -26,15 +26,17 @@ from typing import Any
 
 import triton
 
+from utlx import compat
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
+from utlx.kernels import hopper_tma_streamk as streamk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import DescriptorCache, DirectLaunch, constexpr_defaults
 from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
-DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "tma_splitk")
+DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "tma_splitk", "tma_streamk")
 POINTER_KERNELS = {"hopper_pipelined": hopper_pipelined.matmul_kernel_pipelined_hopper,
                    "register_staged": amd_pipelined.matmul_kernel_pipelined_amd}
 #: Encoded descriptors kept per operand per problem (distinct data pointers seen recently).
@@ -239,8 +241,8 @@ class GemmLaunch:
 
 
 class SplitKLaunch(GemmLaunch):
-    """A :class:`GemmLaunch` of the split-K kernel: the same descriptors and caches, plus an all-zero fp32
-    workspace (partial sums and per-tile arrival counters) passed after M, N, K.
+    """A :class:`GemmLaunch` of the split-K or the stream-K kernel: the same descriptors and caches, plus an
+    all-zero fp32 workspace (partial sums and per-tile arrival counters) passed after M, N, K.
 
     Direct launches (the hot path and ``launch(a, b, c)`` once compiled) use the workspace ``pool`` keeps
     for the current (device, stream): the kernel leaves it zeroed, and stream order puts every launch after
@@ -343,6 +345,16 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
         blocks = splitk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col)
         return SplitKLaunch(fn, dict(const, **cols), num_warps, (splitk.programs(M, N, const),), problem, blocks,
                             splitk.workspace_numel(M, N, const))
+    if family == "tma_streamk":
+        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
+        if declared != (problem.a_col, problem.b_col):
+            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
+                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        fn, cols = streamk.kernel_for(problem.a_col, problem.b_col)
+        blocks = streamk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, streamk.epilogue_subtile(const))
+        P = problem.num_sms
+        return SplitKLaunch(fn, dict(const, NUM_SMS=P, REG_REDUCE=not compat.interpreting(), **cols), num_warps,
+                            (P,), problem, blocks, streamk.workspace_numel(M, N, const, P))
     if family in DESCRIPTOR_FAMILIES:
         mod = tma if family == "tma_persistent" else ws
         declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))

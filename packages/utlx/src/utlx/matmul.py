@@ -39,6 +39,7 @@ from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
+from utlx.kernels import hopper_tma_streamk as streamk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.launch import _pipelines_key_fn
 from utlx.settings import OFF, settings
@@ -88,7 +89,7 @@ def is_skinny(M: int, N: int, K: int) -> bool:
 class Candidate:
     """One kernel family plus one configuration (constexprs, num_warps) and grid mode."""
 
-    family: str  # "tma_persistent" | "ws_persistent" | "tma_splitk" | "hopper_pipelined" | "register_staged"
+    family: str  # "tma_persistent" | "ws_persistent" | "tma_splitk" | "tma_streamk" | "hopper_pipelined" | ...
     constexprs: tuple[tuple[str, int], ...]
     num_warps: int
     grid_mode: str = "tiles"  # TMA kernel: "persistent" or "tiles"; the pointer kernels are one program per tile
@@ -105,7 +106,8 @@ class Candidate:
     @property
     def id(self) -> str:
         """Stable text id (what the disk cache stores): family, grid, tile, stages, group, warps (then
-        ``/e<EPILOGUE_SUBTILE>`` for a subtiled epilogue, ``/k<SPLIT_K>`` for the split-K kernel and ``/acol``
+        ``/e<EPILOGUE_SUBTILE>`` for a subtiled epilogue, ``/k<SPLIT_K>`` for the split-K kernel, ``/m<MIN_SHARE>``
+        for a stream-K one whose minimum share is not 4, and ``/acol``
         ``/bcol`` for the column-major-operand variants)."""
         c = self.config
         text = (f"{self.family}/{self.grid_mode}/{c['BLOCK_SIZE_M']}x{c['BLOCK_SIZE_N']}x{c['BLOCK_SIZE_K']}"
@@ -114,6 +116,8 @@ class Candidate:
             text += f"/e{c['EPILOGUE_SUBTILE']}"
         if "SPLIT_K" in c:
             text += f"/k{c['SPLIT_K']}"
+        if c.get("MIN_SHARE", 4) != 4:
+            text += f"/m{c['MIN_SHARE']}"
         return text + ("/acol" if c.get("A_COL") else "") + ("/bcol" if c.get("B_COL") else "")
 
     def smem_bytes(self, elem_bytes: int = 2) -> int | None:
@@ -125,6 +129,8 @@ class Candidate:
             return ws.smem_bytes(c, elem_bytes)
         if self.family == "tma_splitk":
             return splitk.smem_bytes(c, elem_bytes)
+        if self.family == "tma_streamk":
+            return streamk.smem_bytes(c, elem_bytes)
         if self.family == "hopper_pipelined":
             return c["NUM_STAGES"] * (c["BLOCK_SIZE_M"] + c["BLOCK_SIZE_N"]) * c["BLOCK_SIZE_K"] * elem_bytes
         return None
@@ -180,6 +186,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
            + _make("tma_persistent", tma.TILE_CONFIGS, "tiles", a_col, b_col))
     if not (a_col or b_col):
         out += _make("hopper_pipelined", list(hopper_pipelined.CONFIGS) + PIPELINED_EXTRA)
+    out += _make("tma_streamk", streamk.CONFIGS, "persistent", a_col, b_col)
     if ws_enabled():
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent",
                      a_col, b_col)
@@ -199,12 +206,16 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
 
 def for_problem(cands: Sequence[Candidate], M: int, N: int, num_sms: int, K: int | None = None) -> list[Candidate]:
     """Drop candidates that would launch exactly what an earlier one launches (e.g. a persistent grid
-    with fewer tiles than SMs is the one-program-per-tile grid), and, given ``K``, split-K candidates
-    that cannot pay on this problem (:func:`utlx.kernels.hopper_tma_splitk.useful`)."""
+    with fewer tiles than SMs is the one-program-per-tile grid), stream-K candidates where the tiles fill
+    whole rounds or not even one (:func:`utlx.kernels.hopper_tma_streamk.useful`: there it is the persistent
+    kernel), and, given ``K``, split-K candidates that cannot pay on this problem
+    (:func:`utlx.kernels.hopper_tma_splitk.useful`)."""
     seen: set[tuple] = set()
     out = []
     for cand in cands:
         if cand.family == "tma_splitk" and K is not None and not splitk.useful(M, N, K, cand.config, num_sms):
+            continue
+        if cand.family == "tma_streamk" and not streamk.useful(M, N, cand.config, num_sms):
             continue
         key = cand.launch_key(M, N, num_sms)
         if key not in seen:

@@ -15,6 +15,7 @@ import re
 import pytest
 from _helpers import compile_kernel
 from utlx.kernels import hopper_tma_persistent as tp
+from utlx.kernels import hopper_tma_streamk as sk
 from utlx.kernels import hopper_ws_persistent as ws
 
 m = importlib.import_module("utlx.matmul")
@@ -74,7 +75,7 @@ def test_row_major_kernel_is_the_original_entry_point(compiled_layouts):
 @pytest.mark.parametrize(("a_col", "b_col"), LAYOUTS[1:])
 def test_column_major_candidates(a_col, b_col):
     cands = m.candidates("hopper", True, a_col=a_col, b_col=b_col)
-    assert {c.family for c in cands} == {"tma_persistent", "ws_persistent"}  # no cp.async ring for these
+    assert {c.family for c in cands} == {"tma_persistent", "ws_persistent", "tma_streamk"}  # no cp.async ring
     suffix = ("/acol" if a_col else "") + ("/bcol" if b_col else "")
     assert all(c.id.endswith(suffix) for c in cands)
     row_ids = {c.id for c in m.candidates("hopper", True)}
@@ -86,6 +87,6 @@ def test_column_major_candidates(a_col, b_col):
 def test_every_column_major_candidate_compiles(a_col, b_col):
     for cand in m.candidates("hopper", True, a_col=a_col, b_col=b_col):
         c = {k: v for k, v in cand.config.items() if k not in ("A_COL", "B_COL")}
-        mod = tp if cand.family == "tma_persistent" else ws
+        mod = {"tma_persistent": tp, "tma_streamk": sk}.get(cand.family, ws)
         k = _compile(mod, c, cand.num_warps, a_col, b_col)
         assert k.metadata.shared <= m.SMEM_LIMIT, cand.id

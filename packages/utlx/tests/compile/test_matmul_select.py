@@ -14,6 +14,7 @@ import pytest
 from _helpers import compile_kernel
 from utlx.kernels import hopper_pipelined as hp
 from utlx.kernels import hopper_tma_persistent as tp
+from utlx.kernels import hopper_tma_streamk as sk
 from utlx.kernels import hopper_ws_persistent as ws
 
 m = importlib.import_module("utlx.matmul")  # ``utlx.matmul`` the attribute is the function
@@ -342,6 +343,14 @@ def test_candidate_compiles_for_sm90(cand):
         # the estimate is an upper bound (barriers and alignment are not modelled byte for byte)
         assert k.metadata.shared <= cand.smem_bytes() <= m.SMEM_LIMIT
         assert cand.smem_bytes() - k.metadata.shared < ws.SMEM_SLACK
+        assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]
+        return
+    elif cand.family == "tma_streamk":
+        sig = sk.signature(bm, bn, bk, epilogue_subtile=tp.epilogue_subtile(c))
+        k = compile_kernel(sk.matmul_kernel_tma_streamk, sig, dict(c, NUM_SMS=132), "cuda:90", cand.num_warps)
+        # the persistent kernel's shared memory plus the arrival counter's scratch (estimated from above)
+        assert tp.smem_bytes(c) < k.metadata.shared <= cand.smem_bytes() <= m.SMEM_LIMIT
+        assert "red.relaxed.gpu.global.add.v2.f32" in k.asm["ptx"]
         assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]
         return
     else:

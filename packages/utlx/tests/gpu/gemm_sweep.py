@@ -99,6 +99,15 @@ def tma_tiles() -> list[Tile]:
     return [t for t in _grid() if tma.fits(t.constexprs()) and _acc_regs(t.bm, t.bn, t.warps) <= MAX_ACC_REGS]
 
 
+def streamk_tiles() -> list[Tile]:
+    """Stream-K hybrid (``utlx.kernels.hopper_tma_streamk``): the persistent kernel's tiles (its ring and C
+    staging, plus the arrival counter's scratch)."""
+    from utlx.kernels import hopper_tma_streamk as sk
+
+    return [t for t in _grid() if sk.fits(dict(t.constexprs(), MIN_SHARE=sk.CONFIGS[0][0]["MIN_SHARE"]))
+            and _acc_regs(t.bm, t.bn, t.warps) <= MAX_ACC_REGS]
+
+
 def ws_tiles() -> list[Tile]:
     """Warp-specialized persistent GEMM: two 4-warp consumers of ``bm / 2`` rows each and a TMA producer.
 
@@ -220,6 +229,26 @@ def launch_tma_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = Fal
                                          num_warps=tile.warps, NUM_SMS=stride, **const)
 
 
+def launch_tma_streamk(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
+    """On every SM (the interpreter: ``INTERPRETER_PROGRAMS``): the sweep's small shapes have fewer tiles than
+    programs, so every tile is cut along K into pieces; the many-tile shapes get whole rounds too. A fresh
+    zeroed workspace per launch (the caching allocator keeps it alive in stream order)."""
+    import torch
+    from utlx import compat
+    from utlx.kernels import hopper_tma_streamk as sk
+
+    M, K = a.shape
+    N = b.shape[1]
+    const = dict(tile.constexprs(), MIN_SHARE=sk.CONFIGS[0][0]["MIN_SHARE"])
+    programs = _num_sms(a)
+    ws = torch.zeros(sk.workspace_numel(M, N, const, programs), dtype=torch.float32, device=a.device)
+    a_d, b_d, c_d = _descs(a, b, c, *sk.descriptor_blocks(tile.bm, tile.bn, tile.bk,
+                                                          epilogue_subtile=tile.epilogue_subtile))
+    sk.matmul_kernel_tma_streamk.run(a_d, b_d, c_d, M, N, K, ws, grid=(programs,), warmup=warmup,
+                                     num_warps=tile.warps, NUM_SMS=programs, REG_REDUCE=not compat.interpreting(),
+                                     **const)
+
+
 def launch_ws_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
     import triton
     from utlx.kernels import hopper_ws_persistent as ws
@@ -238,6 +267,7 @@ STYLES = {
     "handwritten_ring": KernelStyle("handwritten_ring", pipelined_tiles, launch_handwritten_pipelined, False),
     "register_staged": KernelStyle("register_staged", register_staged_tiles, launch_register_staged, False),
     "tma_persistent": KernelStyle("tma_persistent", tma_tiles, launch_tma_persistent, True),
+    "tma_streamk": KernelStyle("tma_streamk", streamk_tiles, launch_tma_streamk, True),
     "ws_persistent": KernelStyle("ws_persistent", ws_tiles, launch_ws_persistent, True),
     "handwritten_ws": KernelStyle("handwritten_ws", producer_consumer_tiles, launch_handwritten_ws, True),
 }
@@ -270,11 +300,18 @@ def all_pairs(tiles: list[Tile], must: list[Tile] = ()) -> list[Tile]:
 
 def shipped_tiles(style: str) -> list[Tile]:
     """The configurations a shipped kernel offers (``utlx.matmul`` candidates) as sweep tiles."""
-    from utlx.kernels import amd_pipelined, hopper_pipelined, hopper_tma_persistent, hopper_ws_persistent
+    from utlx.kernels import (
+        amd_pipelined,
+        hopper_pipelined,
+        hopper_tma_persistent,
+        hopper_tma_streamk,
+        hopper_ws_persistent,
+    )
 
     configs = {"hopper_pipelined": hopper_pipelined.CONFIGS, "handwritten_ring": hopper_pipelined.CONFIGS,
                "register_staged": amd_pipelined.CONFIGS,
                "tma_persistent": hopper_tma_persistent.CONFIGS + hopper_tma_persistent.TILE_CONFIGS,
+               "tma_streamk": hopper_tma_streamk.CONFIGS,
                "ws_persistent": hopper_ws_persistent.CONFIGS, "handwritten_ws": []}[style]
     return [Tile(c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"], c["NUM_STAGES"], nw,
                  c.get("EPILOGUE_SUBTILE", 1)) for c, nw in configs]

@@ -53,6 +53,49 @@ def _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, off_k, 
         tlx.async_descriptor_load(b_desc, tlx.local_view(buffers_B, s), [off_k, off_n], bar, pred=pred)
 
 
+@triton.jit
+def mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, k_first, k_tiles,
+             BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+             NUM_STAGES: tl.constexpr, STAGE_BYTES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr):
+    """The fp32 ``[BLOCK_SIZE_M, BLOCK_SIZE_N]`` product of k-steps ``[k_first, k_first + k_tiles)`` of the tile
+    at ``(off_m, off_n)``, all dots retired.
+
+    ``it``: how many k-steps this program already ran through the ring (over every earlier tile or K range):
+    k-step ``kk`` uses ring slot ``(it + kk) % NUM_STAGES`` and waits for phase ``((it + kk) // NUM_STAGES) & 1``
+    of that slot's barrier, so the caller adds ``k_tiles`` to ``it`` afterwards. ``k_tiles`` may be 0 (the
+    result is then zero and no load is issued).
+    """
+    for i in tl.range(0, NUM_STAGES - 1, num_stages=0):
+        s = (it + i) % NUM_STAGES
+        bar = tlx.local_view(ready, s)
+        valid = i < k_tiles
+        tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
+        _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, (k_first + i) * BLOCK_SIZE_K, valid,
+                 A_COL, B_COL)
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for kk in tl.range(0, k_tiles, num_stages=0):
+        s = (it + kk) % NUM_STAGES
+        tlx.barrier_wait(tlx.local_view(ready, s), ((it + kk) // NUM_STAGES) & 1)
+        a_s = tlx.local_view(buffers_A, s)
+        b_s = tlx.local_view(buffers_B, s)
+        if A_COL:
+            a_s = tlx.local_trans(a_s)
+        if B_COL:
+            b_s = tlx.local_trans(b_s)
+        acc = tlx.async_dot(a_s, b_s, acc)
+        # Retire the previous dot; its stage is the one refilled below.
+        acc = tlx.async_dot_wait(1, acc)
+        nk = kk + NUM_STAGES - 1
+        s2 = (it + nk) % NUM_STAGES
+        bar2 = tlx.local_view(ready, s2)
+        valid = nk < k_tiles
+        tlx.barrier_expect_bytes(bar2, STAGE_BYTES, pred=valid)
+        _load_ab(a_desc, b_desc, buffers_A, buffers_B, s2, bar2, off_m, off_n, (k_first + nk) * BLOCK_SIZE_K, valid,
+                 A_COL, B_COL)
+    return tlx.async_dot_wait(0, acc)
+
+
 #: Column slices the epilogue may store C in (``EPILOGUE_SUBTILE``); 1 is the whole tile.
 EPILOGUE_SUBTILES = (1, 2, 4)
 
@@ -165,34 +208,8 @@ def _tma_gemm(
         off_m = pid_m * BLOCK_SIZE_M
         off_n = pid_n * BLOCK_SIZE_N
 
-        for i in tl.range(0, NUM_STAGES - 1, num_stages=0):
-            s = (it + i) % NUM_STAGES
-            bar = tlx.local_view(ready, s)
-            valid = i < k_tiles
-            tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
-            _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, i * BLOCK_SIZE_K, valid, A_COL, B_COL)
-
-        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-        for kk in tl.range(0, k_tiles, num_stages=0):
-            s = (it + kk) % NUM_STAGES
-            tlx.barrier_wait(tlx.local_view(ready, s), ((it + kk) // NUM_STAGES) & 1)
-            a_s = tlx.local_view(buffers_A, s)
-            b_s = tlx.local_view(buffers_B, s)
-            if A_COL:
-                a_s = tlx.local_trans(a_s)
-            if B_COL:
-                b_s = tlx.local_trans(b_s)
-            acc = tlx.async_dot(a_s, b_s, acc)
-            # Retire the previous dot; its stage is the one refilled below.
-            acc = tlx.async_dot_wait(1, acc)
-            nk = kk + NUM_STAGES - 1
-            s2 = (it + nk) % NUM_STAGES
-            bar2 = tlx.local_view(ready, s2)
-            valid = nk < k_tiles
-            tlx.barrier_expect_bytes(bar2, STAGE_BYTES, pred=valid)
-            _load_ab(a_desc, b_desc, buffers_A, buffers_B, s2, bar2, off_m, off_n, nk * BLOCK_SIZE_K, valid, A_COL,
-                     B_COL)
-        acc = tlx.async_dot_wait(0, acc)
+        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_tiles, BLOCK_SIZE_M,
+                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
         it += k_tiles
 
         store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)

@@ -42,7 +42,6 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.hopper_pipelined import _grouped_tile
-from utlx.kernels.hopper_tma_persistent import _load_ab
 
 
 @triton.jit
@@ -102,56 +101,75 @@ def _splitk_gemm(
     k_first = split * per_split
     k_tiles = tl.maximum(tl.minimum(per_split, k_total - k_first), 0)
 
-    for i in tl.range(0, NUM_STAGES - 1, num_stages=0):
-        bar = tlx.local_view(ready, i)
-        valid = i < k_tiles
-        tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
-        _load_ab(a_desc, b_desc, buffers_A, buffers_B, i, bar, off_m, off_n, (k_first + i) * BLOCK_SIZE_K, valid,
-                 A_COL, B_COL)
-
-    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for kk in tl.range(0, k_tiles, num_stages=0):
-        s = kk % NUM_STAGES
-        tlx.barrier_wait(tlx.local_view(ready, s), (kk // NUM_STAGES) & 1)
-        a_s = tlx.local_view(buffers_A, s)
-        b_s = tlx.local_view(buffers_B, s)
-        if A_COL:
-            a_s = tlx.local_trans(a_s)
-        if B_COL:
-            b_s = tlx.local_trans(b_s)
-        acc = tlx.async_dot(a_s, b_s, acc)
-        # Retire the previous dot; its stage is the one refilled below.
-        acc = tlx.async_dot_wait(1, acc)
-        nk = kk + NUM_STAGES - 1
-        s2 = nk % NUM_STAGES
-        bar2 = tlx.local_view(ready, s2)
-        valid = nk < k_tiles
-        tlx.barrier_expect_bytes(bar2, STAGE_BYTES, pred=valid)
-        _load_ab(a_desc, b_desc, buffers_A, buffers_B, s2, bar2, off_m, off_n, (k_first + nk) * BLOCK_SIZE_K, valid,
-                 A_COL, B_COL)
-    acc = tlx.async_dot_wait(0, acc)
+    acc = tma.mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, 0, off_m, off_n, k_first, k_tiles, BLOCK_SIZE_M,
+                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
 
     # Reduce: fp32 adds into the workspace, then one arrival per program on the tile's counter.
     offs_m = off_m + tl.arange(0, BLOCK_SIZE_M)
     offs_n = off_n + tl.arange(0, BLOCK_SIZE_N)
     in_c = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     ws_tile = ws_ptr + offs_m[:, None] * N + offs_n[None, :]
-    tl.atomic_add(ws_tile, acc, mask=in_c, sem="relaxed", scope="gpu")
-    tl.debug_barrier()  # every thread's adds precede the one release below
-    counters = (ws_ptr + M * N).to(tl.pointer_type(tl.int32), bitcast=True)
-    arrived = tl.atomic_add(counters + tile, 1, sem="acq_rel", scope="gpu")
-    if arrived == SPLIT_K - 1:  # the last slice of this tile: every other slice's adds are visible
-        total = tl.load(ws_tile, mask=in_c, other=0.0, cache_modifier=".cg")
+    counter = (ws_ptr + M * N).to(tl.pointer_type(tl.int32), bitcast=True) + tile
+    if add_partial(ws_tile, in_c, counter, acc) == SPLIT_K - 1:  # the last slice: every other's adds are visible
+        total = read_total(ws_tile, in_c)
         c_smem = tlx.local_view(buffer_C, 0)
         tlx.local_store(c_smem, total.to(dtype))
         tlx.fence_async_shared()
         tlx.async_descriptor_store(c_desc, c_smem, [off_m, off_n])
-        # Leave the workspace as this launch found it (zero) while the TMA store runs: every thread's
-        # reads of the tile above precede the barrier, every zero store follows it.
-        tl.debug_barrier()
-        tl.store(ws_tile, tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32), mask=in_c)
-        tl.store(counters + tile, 0)
+        clear_tile(ws_tile, in_c, counter, BLOCK_SIZE_M, BLOCK_SIZE_N)  # while the TMA store runs
         tlx.async_descriptor_store_wait(0)
+
+
+@triton.jit
+def add_partial(ws_tile, mask, counter, acc, REGS: tl.constexpr = False):
+    """Add the fp32 partial tile ``acc`` into the workspace (``ws_tile``: its pointers, ``mask``: the words
+    inside C, or None), then arrive once on the tile's int32 ``counter``; returns how many arrivals came
+    before this one (so ``expected - 1`` means this program completes the tile).
+
+    The adds are relaxed; a CTA barrier puts every thread's adds before the one acq_rel arrival, which
+    releases them at GPU scope and, for the last arrival, acquires every earlier program's adds.
+
+    ``REGS`` (``mask`` must be None): the adds leave straight from the accumulator's registers as inline PTX
+    ``red ... .v2.f32`` (each thread holds column pairs of the wgmma accumulator). ``tl.atomic_add`` first
+    converts the tile to a coalesced layout through shared memory: 128 KB of scratch for a 128x256 fp32
+    tile, which a kernel whose ring already takes ~208 KB does not have. Not for the interpreter (no PTX).
+    """
+    if REGS:
+        tl.static_assert(mask is None, "add_partial: REGS takes no mask")
+        tl.inline_asm_elementwise("red.relaxed.gpu.global.add.v2.f32 [$2], {$4, $5};\n\tmov.b32 $0, 0;\n\t"
+                                  "mov.b32 $1, 0;", "=r,=r,l,l,f,f", [ws_tile.to(tl.int64), acc], dtype=tl.int32,
+                                  is_pure=False, pack=2)
+    else:
+        tl.atomic_add(ws_tile, acc, mask=mask, sem="relaxed", scope="gpu")
+    tl.debug_barrier()  # every thread's adds precede the one release below
+    return tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+
+
+@triton.jit
+def read_total(ws_tile, mask, acc=None, REGS: tl.constexpr = False):
+    """The finished fp32 tile (from L2: ``.cg``; the adds went there), read by the last arrival. Words
+    outside ``mask`` are undefined: C's TMA store clips them.
+
+    ``REGS`` (``mask`` None, ``acc`` this program's accumulator, no longer needed): inline PTX loads into
+    ``acc``'s registers (tied operands), so the total has the accumulator's wgmma layout and C's epilogue
+    is the persistent kernel's; a ``tl.load`` gives a coalesced layout that a subtiled epilogue would have
+    to convert through shared memory scratch.
+    """
+    if REGS:
+        tl.static_assert(mask is None, "read_total: REGS takes no mask")
+        return tl.inline_asm_elementwise("ld.global.cg.v2.f32 {$0, $1}, [$2];", "=f,=f,l,l,0,1",
+                                         [ws_tile.to(tl.int64), acc], dtype=tl.float32, is_pure=False, pack=2)
+    else:
+        return tl.load(ws_tile, mask=mask, cache_modifier=".cg")
+
+
+@triton.jit
+def clear_tile(ws_tile, mask, counter, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr):
+    """Leave the tile's workspace words and counter as the launch found them (zero), after
+    :func:`read_total`: every thread's reads of the tile precede the barrier, every zero store follows it."""
+    tl.debug_barrier()
+    tl.store(ws_tile, tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32), mask=mask)
+    tl.store(counter, 0)
 
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
