@@ -38,6 +38,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
+from utlx.kernels.accumulator_io import store_pairs
 
 #: First named-barrier id of the consumers' token ring (Triton's warp specialization uses ids 0..3).
 SCHED_BAR = 9
@@ -195,15 +196,9 @@ def _park_piece(acc, m_i, l_i, slot, ws_ptr, cid: tl.constexpr, HEAD_DIM: tl.con
     r = cid * 64 + tl.arange(0, 64)
     base = ws_ptr + slot.to(tl.int64) * (BLOCK_M * (HEAD_DIM + 2))
     ptrs = base + r[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
-    if REG_STORE:
-        # straight from the accumulator's registers (column pairs, 8-byte stores): a tl.store would first
-        # convert the fp32 tile to a coalesced layout through shared memory, 32 KB per consumer that the
-        # kernel does not have
-        tl.inline_asm_elementwise("st.global.v2.f32 [$2], {$4, $5};\n\tmov.b32 $0, 0;\n\tmov.b32 $1, 0;",
-                                  "=r,=r,l,l,f,f", [ptrs.to(tl.int64), acc], dtype=tl.int32, is_pure=False,
-                                  pack=2)
-    else:  # the interpreter (no inline assembly)
-        tl.store(ptrs, acc)
+    # straight from the accumulator's registers: a tl.store would first convert the fp32 tile through 32 KB of
+    # shared memory per consumer, which the kernel does not have
+    store_pairs(ptrs, acc, REG_STORE)
     tl.store(base + BLOCK_M * HEAD_DIM + r, m_i)
     tl.store(base + BLOCK_M * (HEAD_DIM + 1) + r, l_i)
 

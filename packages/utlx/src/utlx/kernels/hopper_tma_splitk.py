@@ -41,6 +41,7 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import hopper_tma_persistent as tma
+from utlx.kernels.accumulator_io import add_pairs, load_pairs_cg
 from utlx.kernels.hopper_pipelined import _grouped_tile
 
 
@@ -129,18 +130,11 @@ def add_partial(ws_tile, mask, counter, acc, REGS: tl.constexpr = False):
     The adds are relaxed; a CTA barrier puts every thread's adds before the one acq_rel arrival, which
     releases them at GPU scope and, for the last arrival, acquires every earlier program's adds.
 
-    ``REGS`` (``mask`` must be None): the adds leave straight from the accumulator's registers as inline PTX
-    ``red ... .v2.f32`` (each thread holds column pairs of the wgmma accumulator). ``tl.atomic_add`` first
-    converts the tile to a coalesced layout through shared memory: 128 KB of scratch for a 128x256 fp32
-    tile, which a kernel whose ring already takes ~208 KB does not have. Not for the interpreter (no PTX).
+    ``REGS`` (``mask`` must be None): the adds leave straight from the accumulator's registers
+    (:func:`utlx.kernels.accumulator_io.add_pairs`): ``tl.atomic_add`` would first convert a 128x256 fp32 tile
+    through 128 KB of shared memory, which a kernel whose ring already takes ~208 KB does not have.
     """
-    if REGS:
-        tl.static_assert(mask is None, "add_partial: REGS takes no mask")
-        tl.inline_asm_elementwise("red.relaxed.gpu.global.add.v2.f32 [$2], {$4, $5};\n\tmov.b32 $0, 0;\n\t"
-                                  "mov.b32 $1, 0;", "=r,=r,l,l,f,f", [ws_tile.to(tl.int64), acc], dtype=tl.int32,
-                                  is_pure=False, pack=2)
-    else:
-        tl.atomic_add(ws_tile, acc, mask=mask, sem="relaxed", scope="gpu")
+    add_pairs(ws_tile, acc, mask, REGS)
     tl.debug_barrier()  # every thread's adds precede the one release below
     return tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
 
@@ -155,12 +149,7 @@ def read_total(ws_tile, mask, acc=None, REGS: tl.constexpr = False):
     is the persistent kernel's; a ``tl.load`` gives a coalesced layout that a subtiled epilogue would have
     to convert through shared memory scratch.
     """
-    if REGS:
-        tl.static_assert(mask is None, "read_total: REGS takes no mask")
-        return tl.inline_asm_elementwise("ld.global.cg.v2.f32 {$0, $1}, [$2];", "=f,=f,l,l,0,1",
-                                         [ws_tile.to(tl.int64), acc], dtype=tl.float32, is_pure=False, pack=2)
-    else:
-        return tl.load(ws_tile, mask=mask, cache_modifier=".cg")
+    return load_pairs_cg(ws_tile, acc, mask, REGS)
 
 
 @triton.jit
