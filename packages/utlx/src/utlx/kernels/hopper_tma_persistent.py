@@ -176,15 +176,12 @@ def matmul_kernel_tma_persistent_colmajor(
 
 
 @triton.jit
-def _tma_gemm(
-    a_desc, b_desc, c_desc, M, N, K,
-    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr,
-):
-    dtype = tlx.dtype_of(a_desc)
-    # A column-major operand is loaded through a descriptor over its transpose (row-major) and read by
-    # wgmma through a transposed view of the shared tile (no data movement).
+def alloc_ring(dtype, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+               NUM_STAGES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """The shared memory of the TMA GEMMs (persistent, split-K, stream-K): ``NUM_STAGES`` A and B tiles, C's
+    staging (one whole tile, or two column slices used in turn: see :func:`store_c`) and one ready barrier
+    per stage. A column-major operand is loaded through a descriptor over its transpose (row-major) and read
+    by wgmma through a transposed view of the shared tile (no data movement)."""
     if A_COL:
         buffers_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
     else:
@@ -195,9 +192,22 @@ def _tma_gemm(
         buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
     if EPILOGUE_SUBTILE == 1:
         buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
-    else:  # two column slices, used in turn (see store_c)
+    else:
         buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
     ready = tlx.alloc_barriers(NUM_STAGES)
+    return buffers_A, buffers_B, buffers_C, ready
+
+
+@triton.jit
+def _tma_gemm(
+    a_desc, b_desc, c_desc, M, N, K,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr,
+):
+    dtype = tlx.dtype_of(a_desc)
+    buffers_A, buffers_B, buffers_C, ready = alloc_ring(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
+                                                        A_COL, B_COL, EPILOGUE_SUBTILE)
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
 
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)

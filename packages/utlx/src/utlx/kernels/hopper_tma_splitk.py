@@ -76,16 +76,8 @@ def _splitk_gemm(
     A_COL: tl.constexpr, B_COL: tl.constexpr,
 ):
     dtype = tlx.dtype_of(a_desc)
-    if A_COL:
-        buffers_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
-    else:
-        buffers_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    if B_COL:
-        buffers_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    else:
-        buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    buffer_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
-    ready = tlx.alloc_barriers(NUM_STAGES)
+    buffers_A, buffers_B, buffer_C, ready = tma.alloc_ring(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
+                                                           A_COL, B_COL, 1)
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
 
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)

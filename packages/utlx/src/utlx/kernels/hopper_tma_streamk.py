@@ -73,19 +73,8 @@ def _streamk_gemm(
     A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, REG_REDUCE: tl.constexpr,
 ):
     dtype = tlx.dtype_of(a_desc)
-    if A_COL:
-        buffers_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
-    else:
-        buffers_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    if B_COL:
-        buffers_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    else:
-        buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    if EPILOGUE_SUBTILE == 1:
-        buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
-    else:  # two column slices, used in turn (see store_c)
-        buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
-    ready = tlx.alloc_barriers(NUM_STAGES)
+    buffers_A, buffers_B, buffers_C, ready = tma.alloc_ring(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K,
+                                                            NUM_STAGES, A_COL, B_COL, EPILOGUE_SUBTILE)
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
     TILE_WORDS: tl.constexpr = BLOCK_SIZE_M * BLOCK_SIZE_N
 
