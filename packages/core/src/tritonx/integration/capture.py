@@ -27,8 +27,34 @@ def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, s
         attrs = divisible(len(PROBE_SIGNATURE))
     if signature is None:
         raise ValueError("compile_for(kernel=...) needs signature= (e.g. {'x_ptr': '*fp32', 'n': 'i32'})")
-    src = compat.source_class(kernel)(fn=kernel, signature=signature, constexprs=constexprs or {}, attrs=attrs)
+    constexprs = with_defaults(kernel, signature, constexprs or {})
+    src = compat.source_class(kernel)(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
     return triton.compile(src, target=tgt.to_triton(), options=options)
+
+
+def with_defaults(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any]) -> dict[str, Any]:
+    """``constexprs`` plus the default of every parameter that neither names: a launch binds defaults
+    (``def k(x, BLOCK: tl.constexpr = 64)``), an ``ASTSource`` does not, and fails on the missing one with an
+    error that names nothing (``'NoneType' object has no attribute '_unflatten_ir'``). A parameter with no
+    default that neither names is refused here, by name."""
+    import inspect
+
+    fn = getattr(kernel, "fn", None)
+    if fn is None:
+        return dict(constexprs)
+    out = dict(constexprs)
+    missing = []
+    for name, param in inspect.signature(fn).parameters.items():
+        if name in signature or name in out:
+            continue
+        if param.default is param.empty:
+            missing.append(name)
+        else:
+            out[name] = param.default
+    if missing:
+        raise ValueError(f"compile_for({getattr(fn, '__name__', kernel)}): no signature entry or constexpr value for "
+                         f"{', '.join(missing)} (and no default)")
+    return out
 
 
 def divisible(n: int, by: int = 16) -> dict[Any, Any]:
