@@ -1,18 +1,15 @@
-"""The stream-K hybrid TMA GEMM (issue 13's big shapes): its schedule covers every (tile, k-step) exactly
-once, it compiles for cuda:90 to what it promises (no spills, shared memory within the limit, the
-register-direct fp32 reduction and the arrival counter in PTX), and ``utlx.matmul`` offers it only where
-the last round of the persistent kernel is partial."""
+"""The stream-K hybrid TMA GEMM (issue 13's big shapes): its schedule on the big shapes (the property test
+over all schedules is in ``test_hopper_tma_streamk_properties.py``), it compiles for cuda:90 to what it
+promises (no spills, shared memory within the limit, the register-direct fp32 reduction and the arrival
+counter in PTX), and ``utlx.matmul`` offers it only where the last round of the persistent kernel is partial."""
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections import Counter
 
 import pytest
 from _helpers import compile_kernel, ptxas_report, registers, spills
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from utlx.kernels import hopper_tma_persistent as tp
 from utlx.kernels import hopper_tma_streamk as sk
 
@@ -20,31 +17,6 @@ m = importlib.import_module("utlx.matmul")
 
 
 # ------------------------------------------------------------------------------------------- the schedule
-
-
-@settings(max_examples=300, deadline=None)
-@given(tiles=st.integers(1, 3000), programs=st.integers(1, 160), k_total=st.integers(1, 300),
-       min_share=st.integers(1, 8))
-def test_schedule_covers_every_tile_k_step_exactly_once(tiles, programs, k_total, min_share):
-    s = sk.Schedule(tiles, programs, k_total, min_share)
-    covered: Counter = Counter()
-    pieces: Counter = Counter()
-    for p in range(programs):
-        whole = list(range(p, s.full * programs, programs))  # the persistent part
-        assert len(whole) == s.full
-        for tile in whole:
-            covered.update((tile, k) for k in range(k_total))
-        segs = s.segments(p)
-        assert sum(hi - lo for _, lo, hi in segs) <= s.share
-        assert s.full * k_total + sum(hi - lo for _, lo, hi in segs) <= s.full * k_total + s.share
-        for tile, lo, hi in segs:
-            assert s.full * programs <= tile < tiles and 0 <= lo < hi <= k_total
-            covered.update((tile, k) for k in range(lo, hi))
-            pieces[tile] += 1
-    assert len(covered) == tiles * k_total and set(covered.values()) == {1}
-    for slot in range(s.rem):
-        assert s.pieces(slot) == pieces[s.full * programs + slot]  # the arrivals the kernel waits for
-    assert s.share >= min(min_share, k_total)
 
 
 def test_schedule_of_the_big_shapes():
