@@ -186,7 +186,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
            + _make("tma_persistent", tma.TILE_CONFIGS, "tiles", a_col, b_col))
     if not (a_col or b_col):
         out += _make("hopper_pipelined", list(hopper_pipelined.CONFIGS) + PIPELINED_EXTRA)
-    out += _make("tma_streamk", streamk.CONFIGS, "persistent", a_col, b_col)
+    out += _make("tma_streamk", streamk.TUNED, "persistent", a_col, b_col)
     if ws_enabled():
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent",
                      a_col, b_col)

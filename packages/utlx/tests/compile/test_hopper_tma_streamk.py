@@ -96,8 +96,7 @@ def test_column_major_variants(a_col, b_col, dtype):
 
 def test_candidates_and_ids():
     ids = [c.id for c in m.candidates("hopper", True) if c.family == "tma_streamk"]
-    assert ids == ["tma_streamk/persistent/128x256x64/s3/g8/w8", "tma_streamk/persistent/128x256x64/s4/g8/w8/e4",
-                   "tma_streamk/persistent/128x128x64/s4/g8/w8"]
+    assert ids == ["tma_streamk/persistent/128x256x64/s4/g8/w8/e4"]  # TUNED; all of CONFIGS compile (above)
     cols = [c.id for c in m.candidates("hopper", True, b_col=True) if c.family == "tma_streamk"]
     assert cols and all(i.endswith("/bcol") for i in cols)
 

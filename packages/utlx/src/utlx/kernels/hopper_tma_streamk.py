@@ -174,6 +174,11 @@ CONFIGS = [
     (_cfg(128, 128, 64, 4), 8),
 ]
 
+#: What ``utlx.matmul`` tunes over (every entry of :data:`CONFIGS` is compiled and tested). Measured on the H200
+#: (2026-12-01, docs/benchmarks.md) the tuner took stream-K for one of 14 eligible (shape, dtype) pairs, with this
+#: tile; the other two only lengthened every first call's tuning.
+TUNED = [CONFIGS[1]]
+
 
 @dataclass(frozen=True)
 class Schedule:
