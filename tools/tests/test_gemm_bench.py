@@ -163,3 +163,23 @@ def test_precompile_items_keep_one_problem_per_compile(gemm_mod):
     assert 0 < len(skinny_items) - len(only_skinny) < n_cands
     keys = [(d, fam, cx, nw, gm, shape) for d, shape, fam, cx, nw, gm in items]
     assert len(keys) == len(set(keys))
+
+
+def test_host_cost_is_the_median_of_timed_bursts_after_an_untimed_one(gemm_mod):
+    """The first burst (the allocator filling up) is not timed; every timed burst starts after a sync; the
+    cell is the median, so one slow burst does not decide the floor."""
+    events = []
+    now = [0.0]
+    cost = {1: 1.0, 2: 10e-6, 3: 12e-6, 4: 90e-6}  # seconds per call, by how many syncs came before the call
+
+    def call():
+        events.append("call")
+        now[0] += cost[events.count("sync")]
+
+    def sync():
+        events.append("sync")
+
+    per_call = gemm_mod.host_us_per_call(call, sync, calls=4, repeats=3, clock=lambda: now[0])
+    assert [round(x, 3) for x in per_call] == [10.0, 12.0, 90.0]  # the untimed burst's 1 s per call is not there
+    assert events[:6] == ["sync", "call", "call", "call", "call", "sync"]
+    assert events.count("sync") == 2 + 3 and events.count("call") == 4 * 4
