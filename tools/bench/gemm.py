@@ -533,10 +533,11 @@ def host_us_per_call(call: Callable[[], Any], sync: Callable[[], None], calls: i
                      clock: Callable[[], float] = time.perf_counter) -> list[float]:
     """Host microseconds per call of ``repeats`` bursts of ``calls`` back-to-back calls (no sync inside a burst).
 
-    A first, untimed burst fills the caching allocator with enough blocks for a burst's outputs: otherwise the
-    first implementation timed after a free pays ``cudaMalloc`` inside its loop (up to ~5 us per call on the
-    H200 for the 8192^3 outputs), and the winner of one run's table lost the next. Each burst starts on an
-    idle GPU (sync before), so short bursts measure the host path rather than a full launch queue.
+    Why bursts: one timed loop of 50 calls read 11.5 to 19.2 us per call for the same kernel at 8192^3 across
+    runs on the H200 (2026-12-01), enough to flip the comparison with cuBLAS. One-off costs (an allocator that
+    must grow, a collection, a full launch queue behind long kernels) land in whichever loop they hit. Here a
+    first, untimed burst lets the caching allocator grow, each timed burst starts on an idle GPU (sync before),
+    and the median over bursts drops the outliers. Whether that is steadier on the H200 is not yet measured.
     """
     sync()
     for _ in range(calls):
