@@ -23,6 +23,7 @@ if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
 
 import attention_cases as C  # noqa: E402
 import utlx  # noqa: E402
+from utlx.attention import CONFIGS  # noqa: E402
 
 CASES = C.cases()
 
@@ -81,7 +82,7 @@ def test_non_contiguous_inputs_and_scale(monkeypatch):
 
 
 def test_forced_configuration(monkeypatch):
-    from utlx.attention import CONFIGS, chosen
+    from utlx.attention import chosen
 
     cfg = CONFIGS[(64, False)][-1]
     monkeypatch.setenv("UTLX_ATTENTION_CONFIG", cfg.id)
@@ -90,3 +91,22 @@ def test_forced_configuration(monkeypatch):
     o = utlx.attention(q, k, v)
     assert chosen(q) == cfg.id
     assert (o.float() - C.reference(q, k, v, False, 64 ** -0.5)).abs().max().item() <= C.TOLERANCE["float16"]
+
+
+STREAM_K = [(d, cfg) for (d, causal), cfgs in CONFIGS.items() for cfg in cfgs if cfg.stream_k and not causal]
+
+
+@pytest.mark.parametrize(("d", "cfg"), STREAM_K, ids=[f"d{d}-{cfg.id}" for d, cfg in STREAM_K])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_stream_k_pieces_on_the_gpu(d, cfg, dtype):
+    """``SHAPES`` have fewer tiles than SMs (no partial round, so no pieces): here B*H = 72 heads of 1024 rows
+    (576 tiles, 576 mod num_SMs of them cut into pieces), parked from registers and merged by ``attn_combine``,
+    twice on fresh data into a NaN-poisoned output."""
+    from utlx.attention import stream_k_schedule
+
+    num_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    plan = stream_k_schedule(72, 8, 8, num_sms)
+    assert plan.slots > 0 and plan.splits, "this shape must cut tiles into pieces on this GPU"
+    for rep in range(2):
+        err, written = C.run_case((d, False, cfg, dtype), (2, 36, 1024), seed=500 + rep)
+        assert written and err <= C.TOLERANCE[dtype], (cfg.id, dtype, rep, err)
