@@ -81,6 +81,20 @@ class WorkspacePool:
 WORKSPACES = WorkspacePool()
 
 
+def given_or_fresh(workspace: Any, numel: int, device: Any, who: str) -> Any:
+    """The workspace a direct ``launch()`` of the split-K or stream-K kernel uses: ``workspace`` once checked
+    (fp32, at least ``numel`` words, on ``device``), or a fresh zeroed one when None. ``who`` names the
+    function in the error."""
+    import torch
+
+    if workspace is None:
+        return torch.zeros(numel, dtype=torch.float32, device=device)
+    if workspace.dtype != torch.float32 or workspace.numel() < numel or workspace.device != device:
+        raise ValueError(f"{who}: workspace must be fp32 with at least {numel} elements on {device}, got "
+                         f"{workspace.dtype} x {workspace.numel()} on {workspace.device}")
+    return workspace
+
+
 def release() -> None:
     """Free the cached split-K workspaces (e.g. after ``torch.cuda.empty_cache`` pressure or after
     destroying streams of your own); the next split-K launch on a stream allocates a fresh one."""

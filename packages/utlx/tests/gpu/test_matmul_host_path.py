@@ -164,21 +164,13 @@ def test_capturing_an_untuned_problem_is_a_clear_error():
 
 def test_launch_hooks_see_every_launch():
     """With a Triton launch hook set, matmul takes Triton's own launch path (hooks and metadata)."""
-    from triton import knobs
+    from launch_hooks import recording_launches
 
     a, b = operands(256, 256, 256, torch.float16, "rr", seed=50)
     utlx.matmul(a, b)
-    seen = []
-
-    def hook(metadata):
-        seen.append(metadata.get()["name"])
-
-    knobs.runtime.launch_enter_hook.add(hook)
-    try:
+    with recording_launches() as seen:
         check(utlx.matmul(a, b), a, b)
         check(utlx.matmul(a, b), a, b)
-    finally:
-        knobs.runtime.launch_enter_hook.remove(hook)
     assert len(seen) == 2 and all("matmul_kernel" in name for name in seen), seen
     check(utlx.matmul(a, b), a, b)
     assert len(seen) == 2  # hook removed: back to the direct launch

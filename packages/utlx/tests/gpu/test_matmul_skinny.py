@@ -154,22 +154,14 @@ def test_cuda_graph_capture_and_replay_of_a_split_k_plan(b_col):
 
 def test_split_k_under_launch_hooks():
     """With a Triton launch hook set, the split-K plan takes Triton's own launch path, workspace included."""
-    from triton import knobs
+    from launch_hooks import recording_launches
 
     a, b = operands(16, 8192, 8192, torch.float16, False, seed=30)
     _pin_split_k(a, b, split_k=4)
     utlx.matmul(a, b)
-    seen = []
-
-    def hook(metadata):
-        seen.append(metadata.get()["name"])
-
-    knobs.runtime.launch_enter_hook.add(hook)
-    try:
+    with recording_launches() as seen:
         check(utlx.matmul(a, b), a, b)
         check(utlx.matmul(a, b), a, b)
-    finally:
-        knobs.runtime.launch_enter_hook.remove(hook)
     assert len(seen) == 2 and all("splitk" in name for name in seen), seen
 
 

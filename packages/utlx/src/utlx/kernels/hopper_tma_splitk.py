@@ -43,6 +43,7 @@ import utlx.language as tlx
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.accumulator_io import add_pairs, load_pairs_cg
 from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.splitk_workspace import given_or_fresh
 
 
 @triton.jit
@@ -217,7 +218,6 @@ def launch(a, b, c, config=0, workspace=None):
     all-zero fp32 tensor of at least :func:`workspace_numel` elements on ``a``'s device, reused across
     launches on one stream (the kernel leaves it zeroed); None: a fresh zeroed one.
     """
-    import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     const, nw = CONFIGS[config] if isinstance(config, int) else config
@@ -228,13 +228,7 @@ def launch(a, b, c, config=0, workspace=None):
     blk_a, blk_b, blk_c = descriptor_blocks(const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"],
                                             a_col, b_col)
     numel = workspace_numel(M, N, const)
-    if workspace is None:
-        ws = torch.zeros(numel, dtype=torch.float32, device=a.device)
-    elif workspace.dtype != torch.float32 or workspace.numel() < numel or workspace.device != a.device:
-        raise ValueError(f"hopper_tma_splitk.launch: workspace must be fp32 with at least {numel} elements on "
-                         f"{a.device}, got {workspace.dtype} x {workspace.numel()} on {workspace.device}")
-    else:
-        ws = workspace
+    ws = given_or_fresh(workspace, numel, a.device, "hopper_tma_splitk.launch")
     a_desc = TensorDescriptor.from_tensor(a.T if a_col else a, blk_a)
     b_desc = TensorDescriptor.from_tensor(b.T if b_col else b, blk_b)
     fn[(programs(M, N, const),)](a_desc, b_desc, TensorDescriptor.from_tensor(c, blk_c), M, N, K, ws, **const, **cols,

@@ -38,6 +38,7 @@ from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import mainloop, store_c
 from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
+from utlx.splitk_workspace import given_or_fresh
 
 
 @triton.jit
@@ -226,22 +227,25 @@ class Schedule:
         return (first + self.k_total - 1) // self.share - first // self.share + 1
 
 
+def _tiles(M: int, N: int, const: dict[str, int]) -> int:
+    return triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
+
+
 def schedule(M: int, N: int, K: int, const: dict[str, int], num_sms: int) -> Schedule:
     """The :class:`Schedule` of one launch."""
-    tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
-    return Schedule(tiles, num_sms, triton.cdiv(K, const["BLOCK_SIZE_K"]), const["MIN_SHARE"])
+    return Schedule(_tiles(M, N, const), num_sms, triton.cdiv(K, const["BLOCK_SIZE_K"]), const["MIN_SHARE"])
 
 
 def workspace_numel(M: int, N: int, const: dict[str, int], num_sms: int) -> int:
     """fp32 words of the zeroed workspace: one tile region per stream-K tile, then one int32 counter each
     (a larger all-zero workspace works too: the kernel only touches these words and leaves them zero)."""
-    rem = (triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])) % num_sms
+    rem = _tiles(M, N, const) % num_sms
     return max(1, rem * (const["BLOCK_SIZE_M"] * const["BLOCK_SIZE_N"] + 1))
 
 
 def useful(M: int, N: int, const: dict[str, int], num_sms: int) -> bool:
     """Whether stream-K differs from the persistent kernel: at least one whole round and a partial one."""
-    tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
+    tiles = _tiles(M, N, const)
     return tiles >= num_sms and tiles % num_sms != 0
 
 
@@ -265,13 +269,7 @@ def launch(a, b, c, config=0, num_sms=None, workspace=None):
     blk_a, blk_b, blk_c = descriptor_blocks(const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"],
                                             a_col, b_col, epilogue_subtile(const))
     numel = workspace_numel(M, N, const, num_sms)
-    if workspace is None:
-        ws = torch.zeros(numel, dtype=torch.float32, device=a.device)
-    elif workspace.dtype != torch.float32 or workspace.numel() < numel or workspace.device != a.device:
-        raise ValueError(f"hopper_tma_streamk.launch: workspace must be fp32 with at least {numel} elements on "
-                         f"{a.device}, got {workspace.dtype} x {workspace.numel()} on {workspace.device}")
-    else:
-        ws = workspace
+    ws = given_or_fresh(workspace, numel, a.device, "hopper_tma_streamk.launch")
     a_desc = TensorDescriptor.from_tensor(a.T if a_col else a, blk_a)
     b_desc = TensorDescriptor.from_tensor(b.T if b_col else b, blk_b)
     fn[(num_sms,)](a_desc, b_desc, TensorDescriptor.from_tensor(c, blk_c), M, N, K, ws, **const, **cols,
