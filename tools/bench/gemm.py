@@ -50,6 +50,8 @@ SKINNY_SHAPES = [(16, 8192, 8192), (128, 8192, 8192), (512, 8192, 8192)]
 DTYPES = ("fp16", "bf16")
 BASELINE = "cuBLAS"
 SUBJECT = "utlx.matmul"
+#: utlx.matmul's winner launched without programmatic dependent launch (``UTLX_PDL=0``'s kernels)
+NO_PDL = "utlx.matmul, no PDL"
 
 Shape = tuple[int, int, int]
 
@@ -220,6 +222,32 @@ def _utlx_matmul(force: bool, effort: str) -> Impl:
     return Impl(SUBJECT, mm.matmul, run, prepare, precompile="utlx.matmul")
 
 
+def _utlx_matmul_without_pdl() -> Impl:
+    """utlx.matmul's winner (tuned by the utlx.matmul row, which runs first) launched without programmatic
+    dependent launch: the A/B that says what PDL is worth per shape. ``call`` is the same allocating hot path."""
+    import importlib
+
+    from utlx.gemm_launch import Problem
+
+    mm = importlib.import_module("utlx.matmul")
+    launches: dict[tuple, Any] = {}
+
+    def prepare(a, b, c, budget):
+        winner = mm.tune(a, b, force=False, budget_s=budget).winner
+        if winner is None:
+            raise RuntimeError("utlx.matmul found no candidate")
+        launches[mm.plan_key(a, b)] = winner.bind(Problem.of(a, b, mm._device_info(a.device).num_sms), pdl=False)
+        return {"config": winner.id + " (no PDL)"}
+
+    def call(a, b):
+        return launches[mm.plan_key(a, b)].matmul(a, b, a.data_ptr(), b.data_ptr())
+
+    def run(a, b, c):
+        launches[mm.plan_key(a, b)](a, b, c)
+
+    return Impl(NO_PDL, call, run, prepare)
+
+
 def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str, Callable[[], Impl]]:
     """Name -> factory; factories are called lazily so one failing import stays local."""
 
@@ -247,6 +275,7 @@ def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str
         "utlx TMA persistent": tma_persistent,
         "utlx register-staged": register_staged,
         SUBJECT: lambda: _utlx_matmul(force_tuning, effort),
+        NO_PDL: _utlx_matmul_without_pdl,
     }
 
 

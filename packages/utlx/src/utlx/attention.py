@@ -33,6 +33,7 @@ import triton
 
 from utlx import compat, launch
 from utlx.__about__ import __version__
+from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_flash_attention as fa
 from utlx.settings import OFF, settings
 
@@ -296,8 +297,9 @@ def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms
     rows = zh * n_ctx
     n_m = triton.cdiv(n_ctx, cfg.block_m)
     grid = (max(1, min(num_sms, n_m * zh)),)
-    const = cfg.constexprs(d, causal, n_ctx)
-    kernel = launch.FastLaunch(fa.attn_fwd_ws, grid, const, 4)
+    pdl_constexprs, pdl_options = grid_dependency.launch_options(fa.attn_fwd_ws)
+    const = dict(cfg.constexprs(d, causal, n_ctx), **pdl_constexprs)
+    kernel = launch.FastLaunch(fa.attn_fwd_ws, grid, const, 4, pdl_options)
     if causal:
         plan = causal_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb, block_m=cfg.block_m, block_n=cfg.block_n)
     elif const["STREAM_K"]:

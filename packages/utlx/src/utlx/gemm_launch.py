@@ -27,7 +27,7 @@ from typing import Any
 import triton
 
 from utlx import compat
-from utlx.kernels import amd_pipelined, hopper_pipelined
+from utlx.kernels import amd_pipelined, grid_dependency, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_tma_streamk as streamk
@@ -107,10 +107,12 @@ class GemmLaunch:
     EXTRA_ARGS = 0
 
     def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
-                 problem: Problem, blocks: tuple[list, list, list] | None = None) -> None:
+                 problem: Problem, blocks: tuple[list, list, list] | None = None, pdl: bool | None = None) -> None:
         self.jit_fn = jit_fn
-        self.constexprs = dict(constexprs)
-        self.kwargs = dict(constexprs, num_warps=num_warps)
+        # programmatic dependent launch when the kernel supports it (pdl None: UTLX_PDL decides)
+        pdl_constexprs, pdl_options = grid_dependency.launch_options(jit_fn, pdl)
+        self.constexprs = dict(constexprs, **pdl_constexprs)
+        self.kwargs = dict(self.constexprs, num_warps=num_warps, **pdl_options)
         self.grid = grid
         self.problem = problem
         self.blocks = blocks  # TMA boxes of A, B, C (None: a pointer kernel)
@@ -256,8 +258,8 @@ class SplitKLaunch(GemmLaunch):
 
     def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
                  problem: Problem, blocks: tuple[list, list, list], workspace_numel: int,
-                 pool: WorkspacePool = WORKSPACES) -> None:
-        super().__init__(jit_fn, constexprs, num_warps, grid, problem, blocks)
+                 pool: WorkspacePool = WORKSPACES, pdl: bool | None = None) -> None:
+        super().__init__(jit_fn, constexprs, num_warps, grid, problem, blocks, pdl)
         self.workspace_numel = workspace_numel
         self.pool = pool
         self.capturing = capturing_fn()
@@ -331,8 +333,10 @@ class SplitKLaunch(GemmLaunch):
         return splitk_matmul
 
 
-def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str, problem: Problem) -> GemmLaunch:
-    """A :class:`GemmLaunch` of one candidate (``utlx.matmul.Candidate``) for ``problem``."""
+def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str, problem: Problem,
+         pdl: bool | None = None) -> GemmLaunch:
+    """A :class:`GemmLaunch` of one candidate (``utlx.matmul.Candidate``) for ``problem``; ``pdl``: programmatic
+    dependent launch for the kernels that support it (None: ``UTLX_PDL`` decides)."""
     M, N = problem.M, problem.N
     const = dict(constexprs)
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
@@ -344,7 +348,7 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
         fn, cols = splitk.kernel_for(problem.a_col, problem.b_col)
         blocks = splitk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col)
         return SplitKLaunch(fn, dict(const, **cols), num_warps, (splitk.programs(M, N, const),), problem, blocks,
-                            splitk.workspace_numel(M, N, const))
+                            splitk.workspace_numel(M, N, const), pdl=pdl)
     if family == "tma_streamk":
         declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
         if declared != (problem.a_col, problem.b_col):
@@ -354,7 +358,7 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
         blocks = streamk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, streamk.epilogue_subtile(const))
         P = problem.num_sms
         return SplitKLaunch(fn, dict(const, NUM_SMS=P, REG_REDUCE=not compat.interpreting(), **cols), num_warps,
-                            (P,), problem, blocks, streamk.workspace_numel(M, N, const, P))
+                            (P,), problem, blocks, streamk.workspace_numel(M, N, const, P), pdl=pdl)
     if family in DESCRIPTOR_FAMILIES:
         mod = tma if family == "tma_persistent" else ws
         declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
@@ -367,8 +371,8 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
             programs, stride = tma.grid_for(M, N, const, problem.num_sms, grid_mode)
         else:
             programs = stride = min(problem.num_sms, triton.cdiv(M, bm) * triton.cdiv(N, bn))
-        return GemmLaunch(fn, dict(const, NUM_SMS=stride, **cols), num_warps, (programs,), problem, blocks)
+        return GemmLaunch(fn, dict(const, NUM_SMS=stride, **cols), num_warps, (programs,), problem, blocks, pdl)
     if family not in POINTER_KERNELS:
         raise ValueError(f"utlx.gemm_launch: unknown kernel family {family!r}")
     grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
-    return GemmLaunch(POINTER_KERNELS[family], const, num_warps, grid, problem)
+    return GemmLaunch(POINTER_KERNELS[family], const, num_warps, grid, problem, pdl=pdl)

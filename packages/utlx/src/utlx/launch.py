@@ -67,12 +67,14 @@ class FastLaunch:
     The first call per *specialization* (pointer alignment, integer divisibility, the active tritonx
     pipelines) goes through the JIT and keeps the returned ``CompiledKernel``; later calls use
     ``CompiledKernel[grid]`` (same API in Triton 3.6-3.9), passing every parameter in declaration order.
+    ``options`` are compile options for the JIT (``launch_pdl``: :mod:`utlx.kernels.grid_dependency`).
     """
 
-    def __init__(self, jit_fn: Any, grid: tuple[int, ...], constexprs: dict[str, Any], num_warps: int) -> None:
+    def __init__(self, jit_fn: Any, grid: tuple[int, ...], constexprs: dict[str, Any], num_warps: int,
+                 options: dict[str, Any] | None = None) -> None:
         self.jit_fn = jit_fn
         self.grid = grid
-        self.kwargs = dict(constexprs, num_warps=num_warps)
+        self.kwargs = dict(constexprs, num_warps=num_warps, **(options or {}))  # options: e.g. launch_pdl
         self.constexprs = constexprs
         self._runners: dict[tuple, Any] = {}
         self._tail: tuple | None = None

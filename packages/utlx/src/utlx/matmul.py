@@ -142,9 +142,10 @@ class Candidate:
                                                                                 self.grid_mode))
         return (self.family, self.constexprs, self.num_warps)
 
-    def bind(self, problem: Problem) -> GemmLaunch:
-        """A ``run(a, b, c)`` for this problem with grid, arguments and (once compiled) the launch cached."""
-        return gemm_launch.bind(self.family, self.config, self.num_warps, self.grid_mode, problem)
+    def bind(self, problem: Problem, pdl: bool | None = None) -> GemmLaunch:
+        """A ``run(a, b, c)`` for this problem with grid, arguments and (once compiled) the launch cached.
+        ``pdl``: programmatic dependent launch on or off (None: ``UTLX_PDL`` decides)."""
+        return gemm_launch.bind(self.family, self.config, self.num_warps, self.grid_mode, problem, pdl)
 
     def launch(self, a: Any, b: Any, c: Any) -> None:
         """Run once on these tensors (builds the launcher; :func:`matmul` caches it instead)."""

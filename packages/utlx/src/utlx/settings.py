@@ -50,6 +50,10 @@ class UtlxSettings(Settings):
             "performance warning (read once at import: it enters the compile cache key)")
     matmul_ws = BoolField(
         "UTLX_MATMUL_WS", True, doc="the warp-specialized kernel is one of `utlx.matmul`'s candidates")
+    pdl = BoolField(
+        "UTLX_PDL", True,
+        doc="`utlx.matmul` and `utlx.attention` launch their Hopper kernels with programmatic dependent launch "
+            "(the next call's CTAs are dispatched while this one drains; `0` launches them plainly)")
     matmul_tune_budget_s = FloatField(
         "UTLX_MATMUL_TUNE_BUDGET_S", 120.0,
         doc="seconds `utlx.matmul` may spend tuning one shape class (when `tune()` is given no budget)")

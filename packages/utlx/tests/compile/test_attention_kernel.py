@@ -124,3 +124,47 @@ def test_stream_k_parks_pieces_without_spills():
     assert spills(ptxas_report(ptx)) == (0, 0)
     plain = _compile(CONFIGS[(128, False)][0], 128, False, 4096).asm["ptx"]
     assert "st.global.v2.f32" not in plain
+
+
+def test_pdl_waits_for_the_previous_grid_before_any_task_starts():
+    """With ``PDL`` (what ``utlx.attention`` launches when UTLX_PDL is on) the kernel says
+    ``griddepcontrol.launch_dependents`` and ``griddepcontrol.wait`` once each, before the warp-specialized
+    tasks start, so no TMA load or store can run ahead of the previous grid; the default has neither."""
+    cfg = CONFIGS[(128, False)][0]
+    sig = {"desc_q": f"tensordesc<fp16[{cfg.split}, 128]>", "desc_k": f"tensordesc<fp16[{cfg.block_n}, 128]>",
+           "desc_v": f"tensordesc<fp16[{cfg.block_n}, 128]>", "desc_o": f"tensordesc<fp16[{cfg.split}, 128]>",
+           "o_ptr": "*fp16", "sched": "*i32", "ws_ptr": "*fp32", "sm_scale": "fp32", "ZH": "i32", "N_CTX": "i32"}
+    k = compile_kernel(fa.attn_fwd_ws, sig, dict(cfg.constexprs(128, False, 4096), PDL=True), "cuda:90", 4,
+                       launch_pdl=True)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert k.metadata.launch_pdl
+    assert ptx.count("griddepcontrol.wait;") == 1 and ptx.count("griddepcontrol.launch_dependents;") == 1
+    assert ttgir.index("griddepcontrol.wait") < ttgir.index("ttg.warp_specialize(")
+    assert ptx.index("griddepcontrol.wait") < ptx.index("cp.async.bulk.tensor")
+    plain = _compile(cfg, 128, False, 4096).asm["ptx"]
+    assert "griddepcontrol" not in plain
+
+
+def test_bind_launches_with_pdl_only_when_utlx_pdl_is_on(monkeypatch):
+    """``utlx.attention``'s launch binds the kernel's ``PDL`` constexpr and Triton's ``launch_pdl`` option
+    together (one without the other would either do nothing or run ahead of the previous grid)."""
+    torch = pytest.importorskip("torch")
+    import importlib
+
+    api = importlib.import_module("utlx.attention")  # the module (``utlx.attention`` the attribute is the function)
+
+    made = []
+
+    class Recorder:
+        def __init__(self, jit_fn, grid, constexprs, num_warps, options=None):
+            made.append((jit_fn, dict(constexprs), dict(options or {})))
+
+    monkeypatch.setattr(api.launch, "FastLaunch", Recorder)
+    cfg = CONFIGS[(128, False)][0]
+    for value, expected in (("1", True), ("0", False)):
+        made.clear()
+        monkeypatch.setenv("UTLX_PDL", value)
+        api._bind(cfg, 4, 32, 2048, 128, False, 132, torch.device("cpu"))
+        fn, const, opts = made[0]
+        assert fn is fa.attn_fwd_ws
+        assert const.get("PDL", False) is expected and opts.get("launch_pdl", False) is expected

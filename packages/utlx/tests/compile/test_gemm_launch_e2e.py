@@ -171,13 +171,47 @@ def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_co
         tmaps = [x for x in direct_args[-1] if isinstance(x, tuple) and x[:1] == ("tmap",)]
         assert [t[1] for t in tmaps] == [a.data_ptr(), b.data_ptr(), c.data_ptr()]
         assert launch.blocks[2][-1] == cand.config["BLOCK_SIZE_N"] // subtile  # C's box: one epilogue slice wide
-        assert direct_args[-1][-1] == subtile  # EPILOGUE_SUBTILE is the kernels' last parameter
+        assert direct_args[-1][-2:] == (subtile, True)  # EPILOGUE_SUBTILE, then PDL: the kernels' last two
+        _assert_pdl(launch, via_jit, on=True)
         out = launch.matmul(a, b, a.data_ptr(), b.data_ptr())  # hot path: new C, A and B from the cache
         hot = launches.pop()[-1]
         assert hot[0] is direct_args[-1][0] and hot[5] is direct_args[-1][5]  # the very same encoded maps
         assert hot[10][1] == out.data_ptr()
     else:
         assert direct_args[-1][:3] == (a.data_ptr(), b.data_ptr(), c.data_ptr())
+
+
+PDL_FLAG = 6  # gridX, gridY, gridZ, stream, function, cooperative, pdl: the launcher's seventh argument
+
+
+def _assert_pdl(launch, recorded, on: bool) -> None:
+    """Programmatic dependent launch is both or neither: the launcher's attribute flag and, in the PTX, the
+    trigger plus the wait that must precede every global access (utlx.kernels.grid_dependency)."""
+    ptx = launch.direct.compiled.asm["ptx"]
+    assert bool(recorded[PDL_FLAG]) is on
+    assert ("griddepcontrol.wait" in ptx) is on
+    assert ("griddepcontrol.launch_dependents" in ptx) is on
+    if on:  # the wait comes before the first TMA load
+        assert ptx.index("griddepcontrol.wait") < ptx.index("cp.async.bulk.tensor")
+
+
+@pytest.mark.parametrize("family", ["tma_persistent", "ws_persistent", "tma_splitk", "tma_streamk"])
+@pytest.mark.parametrize("pdl", ["1", "0"])
+def test_pdl_follows_utlx_pdl(fake_cuda, monkeypatch, family, pdl):
+    """UTLX_PDL=1 (the default): the Hopper GEMMs launch with the PDL attribute and wait for the previous grid
+    before touching memory; UTLX_PDL=0: neither the attribute nor the instructions (the kernels as before)."""
+    monkeypatch.setenv("UTLX_PDL", pdl)
+    launches = fake_cuda.launches
+    M, N, K = (64, 512, 4096) if family == "tma_splitk" else (304, 528, 272)
+    a, b = _operands(M, N, K, torch.float16, False, False)
+    cand = next(c for c in m.candidates("hopper", True, shape=(M, N, K)) if c.family == family)
+    launch = cand.bind(Problem.of(a, b, 132))
+    c = torch.empty(M, N, dtype=torch.float16)
+    launch(a, b, c)
+    via_jit = launches.pop()
+    _assert_pdl(launch, via_jit, on=pdl == "1")
+    launch(a, b, c)
+    assert launches.pop()[PDL_FLAG] == via_jit[PDL_FLAG]  # the direct path passes the compiled flag on
 
 
 def _recording_zeros(monkeypatch):
@@ -194,9 +228,9 @@ def _recording_zeros(monkeypatch):
     return made
 
 
-def _workspace_pos(args, M, N, K, n_constexprs=6):
+def _workspace_pos(args, M, N, K, n_constexprs=7):
     """Index of the workspace pointer in the launcher's kernel arguments: after M, N, K, before the
-    constexpr tail (BLOCK_SIZE_M/N/K, GROUP_SIZE_M, NUM_STAGES, SPLIT_K, then A_COL, B_COL if any)."""
+    constexpr tail (BLOCK_SIZE_M/N/K, GROUP_SIZE_M, NUM_STAGES, SPLIT_K, then A_COL, B_COL if any, then PDL)."""
     pos = len(args) - n_constexprs - 1
     if args[pos - 3:pos] != (M, N, K):
         pos -= 2  # the _colmajor kernel's A_COL, B_COL

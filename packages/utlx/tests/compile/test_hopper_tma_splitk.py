@@ -133,6 +133,10 @@ def test_for_problem_keeps_split_k_only_where_it_can_pay():
     short = {c.id for c in m.for_problem(space, 16, 8192, 132, 1024)}
     assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k4" not in short
     assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" in short  # 4 k-steps per slice
+    # M = 128: 32 tiles of 128x256 x 4 slices = 128 programs (one wave) stay; 128 tiles of 64x128 x 2 = 256 do not
+    m128 = {c.id for c in m.for_problem(m.candidates("hopper", True, shape=(128, 8192, 8192)), 128, 8192, 132, 8192)}
+    assert {"tma_splitk/tiles/128x256x64/s3/g8/w8/k4", "tma_splitk/tiles/128x128x64/s5/g8/w8/k2"} <= m128
+    assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" not in m128
     # without K (the old call form) nothing is dropped for being split-K
     assert len(m.for_problem(space, 16, 8192, 132)) >= len(kept)
 

@@ -38,6 +38,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
+from utlx.kernels import grid_dependency
 from utlx.kernels.accumulator_io import store_pairs
 
 #: First named-barrier id of the consumers' token ring (Triton's warp specialization uses ids 0..3).
@@ -363,7 +364,7 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
                 EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr,
-                STREAM_K: tl.constexpr, REG_STORE: tl.constexpr = True):
+                STREAM_K: tl.constexpr, REG_STORE: tl.constexpr = True, PDL: tl.constexpr = False):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
@@ -371,8 +372,10 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
     is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
     ``sched`` (int32, causal or ``STREAM_K``) lists each CTA's segments (see ``_walk`` and ``_segment``);
     ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in;
-    ``REG_STORE`` parks them with inline PTX stores (False: ``tl.store``, for the interpreter).
+    ``REG_STORE`` parks them with inline PTX stores (False: ``tl.store``, for the interpreter); ``PDL``: launched
+    with programmatic dependent launch (:mod:`utlx.kernels.grid_dependency`).
     """
+    grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     tl.static_assert(BLOCK_M_SPLIT == 64, "each consumer warpgroup owns 64 rows (one wgmma M)")
     tl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "causal tiles are square: only the diagonal block is masked")

@@ -35,6 +35,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
+from utlx.kernels import grid_dependency
 from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.launch import FastLaunch
 
@@ -156,11 +157,12 @@ def matmul_kernel_tma_persistent(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    EPILOGUE_SUBTILE: tl.constexpr = 1,
+    EPILOGUE_SUBTILE: tl.constexpr = 1, PDL: tl.constexpr = False,
 ):
-    """Row-major A and B. ``EPILOGUE_SUBTILE``: C column slices per tile (see the module docstring)."""
+    """Row-major A and B. ``EPILOGUE_SUBTILE``: C column slices per tile (see the module docstring). ``PDL``:
+    launched with programmatic dependent launch (:mod:`utlx.kernels.grid_dependency`)."""
     _tma_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-              NUM_SMS, False, False, EPILOGUE_SUBTILE)
+              NUM_SMS, False, False, EPILOGUE_SUBTILE, PDL)
 
 
 @triton.jit
@@ -168,11 +170,11 @@ def matmul_kernel_tma_persistent_colmajor(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1, PDL: tl.constexpr = False,
 ):
     """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
     _tma_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-              NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
+              NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE, PDL)
 
 
 @triton.jit
@@ -203,8 +205,9 @@ def _tma_gemm(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, PDL: tl.constexpr,
 ):
+    grid_dependency.begin(PDL)
     dtype = tlx.dtype_of(a_desc)
     buffers_A, buffers_B, buffers_C, ready = alloc_ring(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
                                                         A_COL, B_COL, EPILOGUE_SUBTILE)

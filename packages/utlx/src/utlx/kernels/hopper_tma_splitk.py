@@ -40,6 +40,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
+from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.accumulator_io import add_pairs, load_pairs_cg
 from utlx.kernels.hopper_pipelined import _grouped_tile
@@ -50,11 +51,11 @@ from utlx.splitk_workspace import given_or_fresh
 def matmul_kernel_tma_splitk(
     a_desc, b_desc, c_desc, M, N, K, ws_ptr,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr, PDL: tl.constexpr = False,
 ):
-    """Row-major A and B."""
+    """Row-major A and B. ``PDL``: launched with programmatic dependent launch (``grid_dependency``)."""
     _splitk_gemm(a_desc, b_desc, c_desc, M, N, K, ws_ptr, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M,
-                 NUM_STAGES, SPLIT_K, False, False)
+                 NUM_STAGES, SPLIT_K, False, False, PDL)
 
 
 @triton.jit
@@ -62,11 +63,11 @@ def matmul_kernel_tma_splitk_colmajor(
     a_desc, b_desc, c_desc, M, N, K, ws_ptr,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, PDL: tl.constexpr = False,
 ):
     """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
     _splitk_gemm(a_desc, b_desc, c_desc, M, N, K, ws_ptr, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M,
-                 NUM_STAGES, SPLIT_K, A_COL, B_COL)
+                 NUM_STAGES, SPLIT_K, A_COL, B_COL, PDL)
 
 
 @triton.jit
@@ -74,8 +75,9 @@ def _splitk_gemm(
     a_desc, b_desc, c_desc, M, N, K, ws_ptr,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, SPLIT_K: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, PDL: tl.constexpr,
 ):
+    grid_dependency.begin(PDL)
     dtype = tlx.dtype_of(a_desc)
     buffers_A, buffers_B, buffer_C, ready = tma.alloc_ring(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
                                                            A_COL, B_COL, 1)
@@ -187,6 +189,9 @@ CONFIGS = [
     (_cfg(128, 128, 128, 3, 2), 8),    # 224 KB
     (_cfg(64, 64, 128, 6, 2), 4),      # 200 KB: 128 tiles x 2 slices at N = 8192 (M <= 64)
     (_cfg(128, 64, 128, 4, 2), 4),     # 208 KB: 128 tiles x 2 slices at N = 8192 (M = 128)
+    # 208 KB: 32 tiles x 4 slices at N = 8192 (M = 128): each program reads 1.5 MB of A and B from L2
+    # (128x64 tiles whole: 3 MB; 128x128 x 2 slices: 2 MB), for 16 MB more fp32 partial-sum traffic
+    (_cfg(128, 256, 64, 3, 4), 8),
 ]
 
 smem_bytes = tma.smem_bytes  # same ring, C staging tile and barriers
@@ -204,11 +209,12 @@ def workspace_numel(M: int, N: int, const: dict[str, int]) -> int:
 
 
 def useful(M: int, N: int, K: int, const: dict[str, int], num_sms: int) -> bool:
-    """Whether splitting K can pay: the tiles alone leave SMs idle, and every slice still runs the ring
-    at least ``NUM_STAGES`` k-steps (shorter slices are mostly prologue, and the reduction traffic grows)."""
+    """Whether splitting K can pay: the tiles alone leave SMs idle, the slices still fit one wave (beyond
+    it the machine is full anyway, and only the reduction traffic grows), and every slice still runs the
+    ring at least ``NUM_STAGES`` k-steps (shorter slices are mostly prologue)."""
     tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
     per_split = triton.cdiv(triton.cdiv(K, const["BLOCK_SIZE_K"]), const["SPLIT_K"])
-    return tiles < num_sms and per_split >= const["NUM_STAGES"]
+    return tiles < num_sms and tiles * const["SPLIT_K"] <= num_sms and per_split >= const["NUM_STAGES"]
 
 
 def launch(a, b, c, config=0, workspace=None):

@@ -34,6 +34,7 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx import compat
+from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import mainloop, store_c
@@ -46,12 +47,12 @@ def matmul_kernel_tma_streamk(
     a_desc, b_desc, c_desc, M, N, K, ws_ptr,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr, MIN_SHARE: tl.constexpr,
-    EPILOGUE_SUBTILE: tl.constexpr = 1, REG_REDUCE: tl.constexpr = True,
+    EPILOGUE_SUBTILE: tl.constexpr = 1, REG_REDUCE: tl.constexpr = True, PDL: tl.constexpr = False,
 ):
     """Row-major A and B; launched on exactly ``NUM_SMS`` programs. ``REG_REDUCE``: the partial tiles leave
     straight from the accumulator registers (inline PTX; False for the interpreter), see ``add_partial``."""
     _streamk_gemm(a_desc, b_desc, c_desc, M, N, K, ws_ptr, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M,
-                  NUM_STAGES, NUM_SMS, MIN_SHARE, False, False, EPILOGUE_SUBTILE, REG_REDUCE)
+                  NUM_STAGES, NUM_SMS, MIN_SHARE, False, False, EPILOGUE_SUBTILE, REG_REDUCE, PDL)
 
 
 @triton.jit
@@ -60,10 +61,11 @@ def matmul_kernel_tma_streamk_colmajor(
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr, MIN_SHARE: tl.constexpr,
     A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1, REG_REDUCE: tl.constexpr = True,
+    PDL: tl.constexpr = False,
 ):
     """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
     _streamk_gemm(a_desc, b_desc, c_desc, M, N, K, ws_ptr, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M,
-                  NUM_STAGES, NUM_SMS, MIN_SHARE, A_COL, B_COL, EPILOGUE_SUBTILE, REG_REDUCE)
+                  NUM_STAGES, NUM_SMS, MIN_SHARE, A_COL, B_COL, EPILOGUE_SUBTILE, REG_REDUCE, PDL)
 
 
 @triton.jit
@@ -72,7 +74,9 @@ def _streamk_gemm(
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr, MIN_SHARE: tl.constexpr,
     A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, REG_REDUCE: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    grid_dependency.begin(PDL)
     dtype = tlx.dtype_of(a_desc)
     buffers_A, buffers_B, buffers_C, ready = tma.alloc_ring(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K,
                                                             NUM_STAGES, A_COL, B_COL, EPILOGUE_SUBTILE)

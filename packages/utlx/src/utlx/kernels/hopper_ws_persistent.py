@@ -30,6 +30,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
+from utlx.kernels import grid_dependency
 from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import c_staging_bytes, check_epilogue_subtile, column_major, epilogue_subtile
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
@@ -75,11 +76,12 @@ def matmul_kernel_ws_persistent(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    EPILOGUE_SUBTILE: tl.constexpr = 1,
+    EPILOGUE_SUBTILE: tl.constexpr = 1, PDL: tl.constexpr = False,
 ):
-    """Row-major A and B. ``EPILOGUE_SUBTILE``: C column slices per consumer half-tile (1: the whole half)."""
+    """Row-major A and B. ``EPILOGUE_SUBTILE``: C column slices per consumer half-tile (1: the whole half).
+    ``PDL``: launched with programmatic dependent launch (:mod:`utlx.kernels.grid_dependency`)."""
     _ws_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-             NUM_SMS, False, False, EPILOGUE_SUBTILE)
+             NUM_SMS, False, False, EPILOGUE_SUBTILE, PDL)
 
 
 @triton.jit
@@ -87,11 +89,11 @@ def matmul_kernel_ws_persistent_colmajor(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr = 1, PDL: tl.constexpr = False,
 ):
     """``A_COL`` / ``B_COL``: that operand is column-major and its descriptor is over its transpose."""
     _ws_gemm(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES,
-             NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
+             NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE, PDL)
 
 
 @triton.jit
@@ -99,8 +101,9 @@ def _ws_gemm(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr,
+    A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, PDL: tl.constexpr,
 ):
+    grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     dtype = tlx.dtype_of(a_desc)
     # A column-major operand is loaded through a descriptor over its transpose (tiles [K, M] / [N, K]).
