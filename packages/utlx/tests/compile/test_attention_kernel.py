@@ -161,7 +161,7 @@ def test_bind_launches_with_pdl_only_when_utlx_pdl_is_on(monkeypatch):
 
     monkeypatch.setattr(api.launch, "FastLaunch", Recorder)
     cfg = CONFIGS[(128, False)][0]
-    for value, expected in (("1", True), ("0", False)):
+    for value, expected in (("1", True), ("0", False), ("", False)):  # unset: off
         made.clear()
         monkeypatch.setenv("UTLX_PDL", value)
         api._bind(cfg, 4, 32, 2048, 128, False, 132, torch.device("cpu"))

@@ -149,7 +149,8 @@ CASES = [("hopper_pipelined", "tiles", False, False, torch.float16, 1),
 
 @pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype", "subtile"), CASES,
                          ids=[f"{c[0]}-{'col' if c[2] else 'row'}-{'col' if c[3] else 'row'}-e{c[5]}" for c in CASES])
-def test_direct_launch_matches_the_jit_launch(fake_cuda, family, grid_mode, a_col, b_col, dtype, subtile):
+def test_direct_launch_matches_the_jit_launch(fake_cuda, monkeypatch, family, grid_mode, a_col, b_col, dtype, subtile):
+    monkeypatch.setenv("UTLX_PDL", "1")  # the direct path must pass the PDL flag and constexpr on as the JIT does
     launches = fake_cuda.launches
     a, b = _operands(304, 528, 272, dtype, a_col, b_col)  # ragged vs the tiles, 16-divisible strides
     cand = next(c for c in m.candidates("hopper", True, a_col=a_col, b_col=b_col)
@@ -196,10 +197,10 @@ def _assert_pdl(launch, recorded, on: bool) -> None:
 
 
 @pytest.mark.parametrize("family", ["tma_persistent", "ws_persistent", "tma_splitk", "tma_streamk"])
-@pytest.mark.parametrize("pdl", ["1", "0"])
+@pytest.mark.parametrize("pdl", ["1", "0", ""])  # "": unset, the default (off)
 def test_pdl_follows_utlx_pdl(fake_cuda, monkeypatch, family, pdl):
-    """UTLX_PDL=1 (the default): the Hopper GEMMs launch with the PDL attribute and wait for the previous grid
-    before touching memory; UTLX_PDL=0: neither the attribute nor the instructions (the kernels as before)."""
+    """UTLX_PDL=1: the Hopper GEMMs launch with the PDL attribute and wait for the previous grid before touching
+    memory; UTLX_PDL=0 or unset (the default): neither the attribute nor the instructions (the kernels as before)."""
     monkeypatch.setenv("UTLX_PDL", pdl)
     launches = fake_cuda.launches
     M, N, K = (64, 512, 4096) if family == "tma_splitk" else (304, 528, 272)

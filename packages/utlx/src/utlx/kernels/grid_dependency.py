@@ -17,6 +17,10 @@ without the attribute execute both instructions as no-ops. A kernel that spins o
 fix-up) is safe too: a dependent grid launches only after *every* CTA of the running one has triggered,
 so it never takes an SM that one of those CTAs still needs.
 
+Measured (H200, Triton 3.6, ``tools/bench/gemm.py``'s ``utlx.matmul, no PDL`` row, the same kernels side by
+side): no gain at 2048^3 or on the skinny shapes, and 1-3% slower on several large shapes, so it is opt-in
+(``UTLX_PDL=1``). The GPU ordering tests (``tests/gpu/test_pdl_ordering.py``) run with it on.
+
 The constexpr ``PDL`` of a kernel and Triton's ``launch_pdl`` option go together: :func:`launch_options`
 gives both, and the launch helpers (:mod:`utlx.gemm_launch`, :mod:`utlx.attention`) take them from there.
 """
@@ -40,7 +44,7 @@ def begin(PDL: tl.constexpr):
 
 
 def enabled() -> bool:
-    """Whether the shipped kernels launch with PDL here: ``UTLX_PDL`` (default on), and never under
+    """Whether the shipped kernels launch with PDL here: ``UTLX_PDL`` (default off), and never under
     ``TRITON_INTERPRET=1`` (the interpreter runs no inline PTX)."""
     from utlx import compat
     from utlx.settings import settings
