@@ -338,7 +338,10 @@ def select_best(cands: Sequence[Candidate], check: Callable[[Candidate], str | N
         ms = results[c.id].ms
         return ms if ms is not None and math.isfinite(ms) else math.inf
 
-    winner = min(timed, key=score) if timed else (ok[0] if ok else None)
+    # Once finals ran, only finalists compete: a non-finalist has one short screening sample, which must not
+    # beat the finalists' medians of longer runs (on the H200 a 5th-best screen once won that way).
+    pool = [c for c in timed if results[c.id].final_ms] or timed
+    winner = min(pool, key=score) if pool else (ok[0] if ok else None)
     return TuneReport(winner, [results[c.id] for c in cands], "tuned", clock() - start)
 
 

@@ -124,6 +124,16 @@ def test_only_top_k_reach_the_final_rounds():
     assert finals == [cands[0].id, cands[1].id] and rep.winner == cands[0]
 
 
+def test_a_non_finalist_screen_never_beats_the_finalists_medians():
+    """The H200 case: the finalists screen fast once and then run slower in the final rounds; the 3rd-best
+    screen, never timed again, is below every finalist's median, yet must not win on one short sample."""
+    a, b, c = _cand(bn=256), _cand(bn=128, warps=4, stages=4), _cand(group=4)
+    rep = _select([a, b, c], {a.id: [0.74, 0.90, 0.88, 0.89], b.id: [0.84, 0.86, 0.87, 0.88], c.id: [0.85]},
+                  top_k=2, within=0.0)
+    assert not next(r for r in rep.results if r.id == c.id).final_ms
+    assert rep.winner == b  # median 0.87 beats a's 0.89; c's lone 0.85 screen is not a candidate any more
+
+
 def test_single_survivor_is_not_timed_and_none_gives_no_winner():
     a, b = _cand(), _cand(group=4)
     log = []
