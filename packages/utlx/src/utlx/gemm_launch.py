@@ -32,11 +32,12 @@ from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_tma_streamk as streamk
 from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels import hopper_ws_pingpong as pingpong
 from utlx.launch import DescriptorCache, DirectLaunch, constexpr_defaults
 from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
-DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "tma_splitk", "tma_streamk")
+DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "ws_pingpong", "tma_splitk", "tma_streamk")
 POINTER_KERNELS = {"hopper_pipelined": hopper_pipelined.matmul_kernel_pipelined_hopper,
                    "register_staged": amd_pipelined.matmul_kernel_pipelined_amd}
 #: Encoded descriptors kept per operand per problem (distinct data pointers seen recently).
@@ -360,7 +361,7 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
         return SplitKLaunch(fn, dict(const, NUM_SMS=P, REG_REDUCE=not compat.interpreting(), **cols), num_warps,
                             (P,), problem, blocks, streamk.workspace_numel(M, N, const, P), pdl=pdl)
     if family in DESCRIPTOR_FAMILIES:
-        mod = tma if family == "tma_persistent" else ws
+        mod = {"tma_persistent": tma, "ws_persistent": ws, "ws_pingpong": pingpong}[family]
         declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
         if declared != (problem.a_col, problem.b_col):
             raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "

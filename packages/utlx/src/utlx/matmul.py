@@ -41,6 +41,7 @@ from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_tma_streamk as streamk
 from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels import hopper_ws_pingpong as pingpong
 from utlx.launch import _pipelines_key_fn
 from utlx.settings import OFF, settings
 
@@ -127,6 +128,8 @@ class Candidate:
             return tma.smem_bytes(c, elem_bytes)
         if self.family == "ws_persistent":
             return ws.smem_bytes(c, elem_bytes)
+        if self.family == "ws_pingpong":
+            return pingpong.smem_bytes(c, elem_bytes)
         if self.family == "tma_splitk":
             return splitk.smem_bytes(c, elem_bytes)
         if self.family == "tma_streamk":
@@ -191,6 +194,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     if ws_enabled():
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent",
                      a_col, b_col)
+        out += _make("ws_pingpong", pingpong.CONFIGS, "persistent", a_col, b_col)
     if shape is not None and is_skinny(*shape):
         out += (_make("tma_persistent", SKINNY_TILE_CONFIGS, "tiles", a_col, b_col)
                 + _make("tma_splitk", splitk.CONFIGS, "tiles", a_col, b_col))

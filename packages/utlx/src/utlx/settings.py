@@ -49,7 +49,8 @@ class UtlxSettings(Settings):
             "pin, a staged direct-to-LDS copy, an ignored schedule hint) is a compile error instead of a "
             "performance warning (read once at import: it enters the compile cache key)")
     matmul_ws = BoolField(
-        "UTLX_MATMUL_WS", True, doc="the warp-specialized kernel is one of `utlx.matmul`'s candidates")
+        "UTLX_MATMUL_WS", True,
+        doc="the warp-specialized kernels (cooperative and pingpong) are among `utlx.matmul`'s candidates")
     pdl = BoolField(
         "UTLX_PDL", False,
         doc="`utlx.matmul` and `utlx.attention` launch their Hopper kernels with programmatic dependent launch "

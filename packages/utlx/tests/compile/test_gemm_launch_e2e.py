@@ -144,7 +144,8 @@ CASES = [("hopper_pipelined", "tiles", False, False, torch.float16, 1),
          ("tma_persistent", "persistent", False, True, torch.bfloat16, 1),
          ("ws_persistent", "persistent", True, False, torch.float16, 1),
          ("tma_persistent", "persistent", False, False, torch.float16, 4),
-         ("ws_persistent", "persistent", False, True, torch.bfloat16, 4)]
+         ("ws_persistent", "persistent", False, True, torch.bfloat16, 4),
+         ("ws_pingpong", "persistent", True, True, torch.float16, 4)]
 
 
 @pytest.mark.parametrize(("family", "grid_mode", "a_col", "b_col", "dtype", "subtile"), CASES,
@@ -196,7 +197,7 @@ def _assert_pdl(launch, recorded, on: bool) -> None:
         assert ptx.index("griddepcontrol.wait") < ptx.index("cp.async.bulk.tensor")
 
 
-@pytest.mark.parametrize("family", ["tma_persistent", "ws_persistent", "tma_splitk", "tma_streamk"])
+@pytest.mark.parametrize("family", ["tma_persistent", "ws_persistent", "ws_pingpong", "tma_splitk", "tma_streamk"])
 @pytest.mark.parametrize("pdl", ["1", "0", ""])  # "": unset, the default (off)
 def test_pdl_follows_utlx_pdl(fake_cuda, monkeypatch, family, pdl):
     """UTLX_PDL=1: the Hopper GEMMs launch with the PDL attribute and wait for the previous grid before touching

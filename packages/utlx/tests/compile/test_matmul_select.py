@@ -11,11 +11,12 @@ import importlib
 import json
 
 import pytest
-from _helpers import compile_kernel
+from _helpers import compile_kernel, ptxas_report, spills
 from utlx.kernels import hopper_pipelined as hp
 from utlx.kernels import hopper_tma_persistent as tp
 from utlx.kernels import hopper_tma_streamk as sk
 from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels import hopper_ws_pingpong as pp
 
 m = importlib.import_module("utlx.matmul")  # ``utlx.matmul`` the attribute is the function
 
@@ -354,6 +355,17 @@ def test_candidate_compiles_for_sm90(cand):
         assert k.metadata.shared <= cand.smem_bytes() <= m.SMEM_LIMIT
         assert cand.smem_bytes() - k.metadata.shared < ws.SMEM_SLACK
         assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]
+        return
+    elif cand.family == "ws_pingpong":
+        sig = pp.signature(bm, bn, bk, epilogue_subtile=tp.epilogue_subtile(c))
+        k = compile_kernel(pp.matmul_kernel_ws_pingpong, sig, dict(c, NUM_SMS=132), "cuda:90", cand.num_warps)
+        ptx = k.asm["ptx"]
+        assert "setmaxnreg" in ptx and "cp.async.bulk.tensor.2d" in ptx
+        assert k.metadata.shared <= cand.smem_bytes() <= m.SMEM_LIMIT
+        assert cand.smem_bytes() - k.metadata.shared < pp.SMEM_SLACK
+        # each consumer owns a whole tile: one wgmma covers 64 rows, so BLOCK_M / 64 of them per k16 step
+        assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in ptx
+        assert spills(ptxas_report(ptx)) == (0, 0)
         return
     elif cand.family == "tma_streamk":
         sig = sk.signature(bm, bn, bk, epilogue_subtile=tp.epilogue_subtile(c))

@@ -119,6 +119,15 @@ def ws_tiles() -> list[Tile]:
             and _acc_regs(t.bm // 2, t.bn, 4) <= MAX_ACC_REGS]
 
 
+def pingpong_tiles() -> list[Tile]:
+    """Warp-specialized pingpong GEMM: two 4-warp consumers, each with a whole ``bm x bn`` accumulator of its
+    own (every other tile), and a TMA producer: ``warps == 4`` and a one-warpgroup register budget."""
+    from utlx.kernels import hopper_ws_pingpong as pp
+
+    return [t for t in _grid() if t.warps == 4 and pp.smem_bytes(t.constexprs()) <= SMEM_LIMIT
+            and _acc_regs(t.bm, t.bn, 4) <= MAX_ACC_REGS]
+
+
 def producer_consumer_tiles() -> list[Tile]:
     """The hand-written warp-specialized GEMM: one consumer warpgroup holds the whole tile (so warps 4 and
     a register-bounded tile) and a 1-warp TMA producer."""
@@ -262,6 +271,18 @@ def launch_ws_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = Fals
                                        NUM_SMS=grid[0], **tile.constexprs())
 
 
+def launch_ws_pingpong(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
+    from utlx.kernels import hopper_ws_pingpong as pp
+
+    M, K = a.shape
+    N = b.shape[1]
+    grid = (pp.programs(M, N, tile.constexprs(), _num_sms(a)),)
+    a_d, b_d, c_d = _descs(a, b, c, *pp.descriptor_blocks(tile.bm, tile.bn, tile.bk,
+                                                          epilogue_subtile=tile.epilogue_subtile))
+    pp.matmul_kernel_ws_pingpong.run(a_d, b_d, c_d, M, N, K, grid=grid, warmup=warmup, num_warps=tile.warps,
+                                     NUM_SMS=grid[0], **tile.constexprs())
+
+
 STYLES = {
     "hopper_pipelined": KernelStyle("hopper_pipelined", pipelined_tiles, launch_hopper_pipelined, False),
     "handwritten_ring": KernelStyle("handwritten_ring", pipelined_tiles, launch_handwritten_pipelined, False),
@@ -269,6 +290,7 @@ STYLES = {
     "tma_persistent": KernelStyle("tma_persistent", tma_tiles, launch_tma_persistent, True),
     "tma_streamk": KernelStyle("tma_streamk", streamk_tiles, launch_tma_streamk, True),
     "ws_persistent": KernelStyle("ws_persistent", ws_tiles, launch_ws_persistent, True),
+    "ws_pingpong": KernelStyle("ws_pingpong", pingpong_tiles, launch_ws_pingpong, True),
     "handwritten_ws": KernelStyle("handwritten_ws", producer_consumer_tiles, launch_handwritten_ws, True),
 }
 
@@ -306,13 +328,15 @@ def shipped_tiles(style: str) -> list[Tile]:
         hopper_tma_persistent,
         hopper_tma_streamk,
         hopper_ws_persistent,
+        hopper_ws_pingpong,
     )
 
     configs = {"hopper_pipelined": hopper_pipelined.CONFIGS, "handwritten_ring": hopper_pipelined.CONFIGS,
                "register_staged": amd_pipelined.CONFIGS,
                "tma_persistent": hopper_tma_persistent.CONFIGS + hopper_tma_persistent.TILE_CONFIGS,
                "tma_streamk": hopper_tma_streamk.CONFIGS,
-               "ws_persistent": hopper_ws_persistent.CONFIGS, "handwritten_ws": []}[style]
+               "ws_persistent": hopper_ws_persistent.CONFIGS, "ws_pingpong": hopper_ws_pingpong.CONFIGS,
+               "handwritten_ws": []}[style]
     return [Tile(c["BLOCK_SIZE_M"], c["BLOCK_SIZE_N"], c["BLOCK_SIZE_K"], c["NUM_STAGES"], nw,
                  c.get("EPILOGUE_SUBTILE", 1)) for c, nw in configs]
 

@@ -101,7 +101,7 @@ def test_matmul_chain_each_call_reads_the_previous_product(dtype, n):
 
 
 @needs_hopper
-@pytest.mark.parametrize("family", ["tma_persistent", "ws_persistent", "tma_streamk"])
+@pytest.mark.parametrize("family", ["tma_persistent", "ws_persistent", "ws_pingpong", "tma_streamk"])
 def test_each_family_chain(family):
     n = 2048 if family != "tma_streamk" else 2304  # stream-K needs a partial last round: 18 x 9 = 162 tiles
     launch = _bound(family, n, n, n, torch.float16)

@@ -56,7 +56,10 @@ _SUBTILE_CASES = [("hopper_tma_persistent", (96, 80, 160), 2, "fp16", False, Fal
                   ("hopper_tma_persistent", (70, 200, 104), 4, "bf16", False, True),
                   ("hopper_tma_persistent", (40, 136, 40), 4, "fp16", True, False),
                   ("hopper_ws_persistent", (96, 200, 160), 4, "fp16", False, False),
-                  ("hopper_ws_persistent", (72, 80, 104), 2, "bf16", True, True)]
+                  ("hopper_ws_persistent", (72, 80, 104), 2, "bf16", True, True),
+                  ("hopper_ws_pingpong", (96, 200, 160), 4, "fp16", False, False),
+                  ("hopper_ws_pingpong", (72, 80, 104), 2, "bf16", True, True),
+                  ("hopper_ws_pingpong", (152, 328, 72), 1, "fp16", True, False)]
 
 
 @pytest.mark.parametrize(("module", "shape", "subtile", "dtype", "a_col", "b_col"), _SUBTILE_CASES,
