@@ -11,6 +11,8 @@ What it reports, per dtype (tables in the log and ``gemm.md``, everything in ``g
   the 8 square/rectangular shapes, then the 3 skinny LLM shapes (M = 16, 128, 512; N = K = 8192) apart;
 * **rotating rounds** (secondary): ``do_bench(lambda: impl(a, b, c))`` into a preallocated output
   (cuBLAS ``torch.matmul(a, b, out=c)``), the same ``--rounds`` in rotating order;
+* ``utlx.matmul, PDL on``: utlx.matmul's winner per shape launched with programmatic dependent launch
+  (``UTLX_PDL=1``; off by default), for an A/B of what PDL is worth (``--only utlx.matmul 'utlx.matmul, PDL on'``);
 * **host us/call**: wall time per call of a burst of 20 allocating calls without a sync, after an untimed
   burst that fills the caching allocator; the median of 5 bursts, each started on an idle GPU
   (:func:`host_us_per_call`), per implementation.
@@ -50,8 +52,8 @@ SKINNY_SHAPES = [(16, 8192, 8192), (128, 8192, 8192), (512, 8192, 8192)]
 DTYPES = ("fp16", "bf16")
 BASELINE = "cuBLAS"
 SUBJECT = "utlx.matmul"
-#: utlx.matmul's winner launched without programmatic dependent launch (``UTLX_PDL=0``'s kernels)
-NO_PDL = "utlx.matmul, no PDL"
+#: utlx.matmul's winner launched with programmatic dependent launch (what ``UTLX_PDL=1`` runs; off by default)
+WITH_PDL = "utlx.matmul, PDL on"
 
 Shape = tuple[int, int, int]
 
@@ -222,8 +224,8 @@ def _utlx_matmul(force: bool, effort: str) -> Impl:
     return Impl(SUBJECT, mm.matmul, run, prepare, precompile="utlx.matmul")
 
 
-def _utlx_matmul_without_pdl() -> Impl:
-    """utlx.matmul's winner (tuned by the utlx.matmul row, which runs first) launched without programmatic
+def _utlx_matmul_with_pdl() -> Impl:
+    """utlx.matmul's winner (tuned by the utlx.matmul row, which runs first) launched with programmatic
     dependent launch: the A/B that says what PDL is worth per shape. ``call`` is the same allocating hot path."""
     import importlib
 
@@ -236,8 +238,8 @@ def _utlx_matmul_without_pdl() -> Impl:
         winner = mm.tune(a, b, force=False, budget_s=budget).winner
         if winner is None:
             raise RuntimeError("utlx.matmul found no candidate")
-        launches[mm.plan_key(a, b)] = winner.bind(Problem.of(a, b, mm._device_info(a.device).num_sms), pdl=False)
-        return {"config": winner.id + " (no PDL)"}
+        launches[mm.plan_key(a, b)] = winner.bind(Problem.of(a, b, mm._device_info(a.device).num_sms), pdl=True)
+        return {"config": winner.id + " (PDL)"}
 
     def call(a, b):
         return launches[mm.plan_key(a, b)].matmul(a, b, a.data_ptr(), b.data_ptr())
@@ -245,7 +247,7 @@ def _utlx_matmul_without_pdl() -> Impl:
     def run(a, b, c):
         launches[mm.plan_key(a, b)](a, b, c)
 
-    return Impl(NO_PDL, call, run, prepare)
+    return Impl(WITH_PDL, call, run, prepare)
 
 
 def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str, Callable[[], Impl]]:
@@ -275,7 +277,7 @@ def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str
         "utlx TMA persistent": tma_persistent,
         "utlx register-staged": register_staged,
         SUBJECT: lambda: _utlx_matmul(force_tuning, effort),
-        NO_PDL: _utlx_matmul_without_pdl,
+        WITH_PDL: _utlx_matmul_with_pdl,
     }
 
 
