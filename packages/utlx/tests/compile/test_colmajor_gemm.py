@@ -17,6 +17,7 @@ from _helpers import compile_kernel
 from utlx.kernels import hopper_tma_persistent as tp
 from utlx.kernels import hopper_tma_streamk as sk
 from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels import hopper_ws_pingpong as pp
 
 m = importlib.import_module("utlx.matmul")
 LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]
@@ -24,7 +25,8 @@ LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]
 
 def _compile(mod, const, nw, a_col, b_col):
     fn, cols = mod.kernel_for(a_col, b_col)
-    sig = mod.signature(const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"], "fp16", a_col, b_col)
+    sig = mod.signature(const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"], "fp16", a_col, b_col,
+                        epilogue_subtile=tp.epilogue_subtile(const))  # C's box is one epilogue slice
     return compile_kernel(fn, sig, dict(const, NUM_SMS=132, **cols), "cuda:90", nw)
 
 
@@ -75,7 +77,7 @@ def test_row_major_kernel_is_the_original_entry_point(compiled_layouts):
 @pytest.mark.parametrize(("a_col", "b_col"), LAYOUTS[1:])
 def test_column_major_candidates(a_col, b_col):
     cands = m.candidates("hopper", True, a_col=a_col, b_col=b_col)
-    assert {c.family for c in cands} == {"tma_persistent", "ws_persistent", "tma_streamk"}  # no cp.async ring
+    assert {c.family for c in cands} == {"tma_persistent", "ws_persistent", "ws_pingpong", "tma_streamk"}  # no cp.async
     suffix = ("/acol" if a_col else "") + ("/bcol" if b_col else "")
     assert all(c.id.endswith(suffix) for c in cands)
     row_ids = {c.id for c in m.candidates("hopper", True)}
@@ -87,6 +89,6 @@ def test_column_major_candidates(a_col, b_col):
 def test_every_column_major_candidate_compiles(a_col, b_col):
     for cand in m.candidates("hopper", True, a_col=a_col, b_col=b_col):
         c = {k: v for k, v in cand.config.items() if k not in ("A_COL", "B_COL")}
-        mod = {"tma_persistent": tp, "tma_streamk": sk}.get(cand.family, ws)
+        mod = {"tma_persistent": tp, "tma_streamk": sk, "ws_pingpong": pp}.get(cand.family, ws)
         k = _compile(mod, c, cand.num_warps, a_col, b_col)
         assert k.metadata.shared <= m.SMEM_LIMIT, cand.id
