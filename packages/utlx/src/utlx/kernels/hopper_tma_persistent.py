@@ -178,24 +178,42 @@ def matmul_kernel_tma_persistent_colmajor(
 
 
 @triton.jit
+def alloc_a(dtype, ROWS: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, NUM_STAGES: tl.constexpr, A_COL: tl.constexpr):
+    """``NUM_STAGES`` A tiles of ``ROWS`` rows. A column-major operand is loaded through a descriptor over its
+    transpose (row-major, tiles ``[K, ROWS]``) and read by wgmma through a transposed view (no data movement)."""
+    if A_COL:
+        return tlx.local_alloc((BLOCK_SIZE_K, ROWS), dtype, NUM_STAGES)
+    else:
+        return tlx.local_alloc((ROWS, BLOCK_SIZE_K), dtype, NUM_STAGES)
+
+
+@triton.jit
+def alloc_b(dtype, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, NUM_STAGES: tl.constexpr,
+            B_COL: tl.constexpr):
+    """``NUM_STAGES`` B tiles (``[N, K]`` through a transposed descriptor when B is column-major)."""
+    if B_COL:
+        return tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
+    else:
+        return tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
+
+
+@triton.jit
+def alloc_c_staging(dtype, ROWS: tl.constexpr, COLS: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """C's staging for :func:`store_c`: one whole ``[ROWS, COLS]`` tile, or two column slices used in turn."""
+    if EPILOGUE_SUBTILE == 1:
+        return tlx.local_alloc((ROWS, COLS), dtype, 1)
+    else:
+        return tlx.local_alloc((ROWS, COLS // EPILOGUE_SUBTILE), dtype, 2)
+
+
+@triton.jit
 def alloc_ring(dtype, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
                NUM_STAGES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
     """The shared memory of the TMA GEMMs (persistent, split-K, stream-K): ``NUM_STAGES`` A and B tiles, C's
-    staging (one whole tile, or two column slices used in turn: see :func:`store_c`) and one ready barrier
-    per stage. A column-major operand is loaded through a descriptor over its transpose (row-major) and read
-    by wgmma through a transposed view of the shared tile (no data movement)."""
-    if A_COL:
-        buffers_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
-    else:
-        buffers_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    if B_COL:
-        buffers_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    else:
-        buffers_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    if EPILOGUE_SUBTILE == 1:
-        buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
-    else:
-        buffers_C = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
+    staging and one ready barrier per stage."""
+    buffers_A = alloc_a(dtype, BLOCK_SIZE_M, BLOCK_SIZE_K, NUM_STAGES, A_COL)
+    buffers_B = alloc_b(dtype, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, B_COL)
+    buffers_C = alloc_c_staging(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
     ready = tlx.alloc_barriers(NUM_STAGES)
     return buffers_A, buffers_B, buffers_C, ready
 

@@ -31,8 +31,17 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
+from utlx.kernels import ws_ring as ring
 from utlx.kernels.hopper_pipelined import _grouped_tile
-from utlx.kernels.hopper_tma_persistent import c_staging_bytes, check_epilogue_subtile, column_major, epilogue_subtile
+from utlx.kernels.hopper_tma_persistent import (
+    alloc_a,
+    alloc_b,
+    alloc_c_staging,
+    c_staging_bytes,
+    check_epilogue_subtile,
+    column_major,
+    epilogue_subtile,
+)
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
 from utlx.launch import FastLaunch
 
@@ -42,6 +51,7 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.const
               BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
               GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
               A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """Rows ``ROW * BLOCK_SIZE_M / 2 ...`` of every tile of this program."""
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
@@ -49,23 +59,8 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.const
     for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
-        for kk in tl.range(0, k_tiles, num_stages=0):
-            s = it % NUM_STAGES
-            tlx.barrier_wait(tlx.local_view(full, s), (it // NUM_STAGES) & 1)
-            a_s = tlx.local_view(bufs_A, s)
-            b_s = tlx.local_view(bufs_B, s)
-            if A_COL:  # column-major operands arrive transposed; wgmma reads them through a transposed view
-                a_s = tlx.local_trans(a_s)
-            if B_COL:
-                b_s = tlx.local_trans(b_s)
-            acc = tlx.async_dot(a_s, b_s, acc)
-            acc = tlx.async_dot_wait(1, acc)  # the previous wgmma is done: release its slot
-            if kk > 0:
-                tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
-            it += 1
-        acc = tlx.async_dot_wait(0, acc)
-        tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
-
+        acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
+        acc = ring.retire(acc, empty, it, NUM_STAGES)
         _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N, HALF_M, BLOCK_SIZE_N,
                  EPILOGUE_SUBTILE)
     tlx.async_descriptor_store_wait(0)
@@ -106,26 +101,13 @@ def _ws_gemm(
     grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     dtype = tlx.dtype_of(a_desc)
-    # A column-major operand is loaded through a descriptor over its transpose (tiles [K, M] / [N, K]).
-    if A_COL:
-        bufs_A0 = tlx.local_alloc((BLOCK_SIZE_K, HALF_M), dtype, NUM_STAGES)
-        bufs_A1 = tlx.local_alloc((BLOCK_SIZE_K, HALF_M), dtype, NUM_STAGES)
-    else:
-        bufs_A0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-        bufs_A1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    if B_COL:
-        bufs_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    else:
-        bufs_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    if EPILOGUE_SUBTILE == 1:
-        buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
-        buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N), dtype, 1)
-    else:  # per consumer, two column slices used in turn
-        buf_C0 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
-        buf_C1 = tlx.local_alloc((HALF_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
+    bufs_A0 = alloc_a(dtype, HALF_M, BLOCK_SIZE_K, NUM_STAGES, A_COL)  # one half of A per consumer
+    bufs_A1 = alloc_a(dtype, HALF_M, BLOCK_SIZE_K, NUM_STAGES, A_COL)
+    bufs_B = alloc_b(dtype, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, B_COL)
+    buf_C0 = alloc_c_staging(dtype, HALF_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
+    buf_C1 = alloc_c_staging(dtype, HALF_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
     full = tlx.alloc_barriers(NUM_STAGES)  # producer -> consumers: the stage's bytes have landed
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)  # consumers -> producer: both halves are done
-    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):
@@ -135,30 +117,8 @@ def _ws_gemm(
             _consumer(c_desc, bufs_A1, bufs_B, buf_C1, full, empty, M, N, K, 1, BLOCK_SIZE_M, BLOCK_SIZE_N,
                       BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
         with tlx.async_task(num_warps=1, registers=40):
-            num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
-            k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
-            it = 0
-            for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
-                pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-                off_m = pid_m * BLOCK_SIZE_M
-                off_n = pid_n * BLOCK_SIZE_N
-                for kk in tl.range(0, k_tiles, num_stages=0):
-                    s = it % NUM_STAGES
-                    tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
-                    bar = tlx.local_view(full, s)
-                    tlx.barrier_expect_bytes(bar, STAGE_BYTES)
-                    off_k = kk * BLOCK_SIZE_K
-                    if A_COL:
-                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
-                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_k, off_m + HALF_M], bar)
-                    else:
-                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
-                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, off_k], bar)
-                    if B_COL:
-                        tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
-                    else:
-                        tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
-                    it += 1
+            ring.produce(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N,
+                         BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, True)
 
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:

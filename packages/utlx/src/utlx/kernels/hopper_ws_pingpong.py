@@ -39,8 +39,16 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
+from utlx.kernels import ws_ring as ring
 from utlx.kernels.hopper_pipelined import _grouped_tile
-from utlx.kernels.hopper_tma_persistent import c_staging_bytes, column_major, epilogue_subtile
+from utlx.kernels.hopper_tma_persistent import (
+    alloc_a,
+    alloc_b,
+    alloc_c_staging,
+    c_staging_bytes,
+    column_major,
+    epilogue_subtile,
+)
 from utlx.kernels.hopper_tma_persistent import descriptor_blocks as _tma_descriptor_blocks
 from utlx.kernels.hopper_tma_persistent import signature as _tma_signature
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
@@ -65,23 +73,9 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, my_turn, other_turn, M
             tlx.barrier_wait(my_turn, (n - 1 + TURN) & 1)
         it = j * k_tiles  # global index of this tile's first k-step (the producer's order)
         acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-        for kk in tl.range(0, k_tiles, num_stages=0):
-            s = it % NUM_STAGES
-            tlx.barrier_wait(tlx.local_view(full, s), (it // NUM_STAGES) & 1)
-            a_s = tlx.local_view(bufs_A, s)
-            b_s = tlx.local_view(bufs_B, s)
-            if A_COL:  # column-major operands arrive transposed; wgmma reads them through a transposed view
-                a_s = tlx.local_trans(a_s)
-            if B_COL:
-                b_s = tlx.local_trans(b_s)
-            acc = tlx.async_dot(a_s, b_s, acc)
-            acc = tlx.async_dot_wait(1, acc)  # the previous wgmma is done: release its slot
-            if kk > 0:
-                tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
-            it += 1
+        acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
         tlx.barrier_arrive(other_turn)  # every full wait of this tile is behind us: the other consumer's turn
-        acc = tlx.async_dot_wait(0, acc)
-        tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+        acc = ring.retire(acc, empty, it, NUM_STAGES)
         _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N, BLOCK_SIZE_M, BLOCK_SIZE_N,
                  EPILOGUE_SUBTILE)
         j += 2
@@ -122,24 +116,13 @@ def _pingpong_gemm(
 ):
     grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     dtype = tlx.dtype_of(a_desc)
-    if A_COL:
-        bufs_A = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_M), dtype, NUM_STAGES)
-    else:
-        bufs_A = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    if B_COL:
-        bufs_B = tlx.local_alloc((BLOCK_SIZE_N, BLOCK_SIZE_K), dtype, NUM_STAGES)
-    else:
-        bufs_B = tlx.local_alloc((BLOCK_SIZE_K, BLOCK_SIZE_N), dtype, NUM_STAGES)
-    if EPILOGUE_SUBTILE == 1:
-        buf_C0 = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
-        buf_C1 = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype, 1)
-    else:  # per consumer, two column slices used in turn
-        buf_C0 = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
-        buf_C1 = tlx.local_alloc((BLOCK_SIZE_M, BLOCK_SIZE_N // EPILOGUE_SUBTILE), dtype, 2)
+    bufs_A = alloc_a(dtype, BLOCK_SIZE_M, BLOCK_SIZE_K, NUM_STAGES, A_COL)
+    bufs_B = alloc_b(dtype, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, B_COL)
+    buf_C0 = alloc_c_staging(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)  # one per consumer
+    buf_C1 = alloc_c_staging(dtype, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
     full = tlx.alloc_barriers(NUM_STAGES)  # producer -> consumers: the stage's bytes have landed
     empty = tlx.alloc_barriers(NUM_STAGES)  # the one consumer that read the stage -> producer
     turns = tlx.alloc_barriers(2)  # turns[c]: consumer c may start its next main loop
-    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(dtype)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):
@@ -151,28 +134,8 @@ def _pingpong_gemm(
                       M, N, K, 1, BLOCK_SIZE_M, BLOCK_SIZE_N,
                       BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
         with tlx.async_task(num_warps=1, registers=40):
-            num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
-            k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
-            it = 0
-            for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
-                pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-                off_m = pid_m * BLOCK_SIZE_M
-                off_n = pid_n * BLOCK_SIZE_N
-                for kk in tl.range(0, k_tiles, num_stages=0):
-                    s = it % NUM_STAGES
-                    tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
-                    bar = tlx.local_view(full, s)
-                    tlx.barrier_expect_bytes(bar, STAGE_BYTES)
-                    off_k = kk * BLOCK_SIZE_K
-                    if A_COL:
-                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A, s), [off_k, off_m], bar)
-                    else:
-                        tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A, s), [off_m, off_k], bar)
-                    if B_COL:
-                        tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
-                    else:
-                        tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
-                    it += 1
+            ring.produce(a_desc, b_desc, bufs_A, bufs_A, bufs_B, full, empty, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N,
+                         BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, False)
 
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:

@@ -1,0 +1,90 @@
+"""The ring the warp-specialized GEMMs share: the TMA producer's loop and the consumers' main loop.
+
+Why a module of its own: the cooperative kernel (:mod:`utlx.kernels.hopper_ws_persistent`, two consumers on
+the halves of one tile) and the pingpong kernel (:mod:`utlx.kernels.hopper_ws_pingpong`, two consumers taking
+turns on whole tiles) feed and drain one ``NUM_STAGES``-slot ring the same way; only who reads a slot
+differs. Both number every k-step of a program globally (``it``, in the producer's tile order), so slot
+``it % NUM_STAGES`` and barrier phase ``(it // NUM_STAGES) & 1`` follow from it.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+import utlx.language as tlx
+from utlx.kernels.hopper_pipelined import _grouped_tile
+
+
+@triton.jit
+def produce(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K,
+            BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+            GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+            A_COL: tl.constexpr, B_COL: tl.constexpr, A_HALVES: tl.constexpr):
+    """The producer task: for every k-step of every tile of this program (tiles ``pid, pid + NUM_SMS, ...``),
+    wait until its slot is free (``empty``), tell ``full`` to expect the stage's bytes and issue the TMA
+    loads. ``A_HALVES``: A arrives as two ``BLOCK_SIZE_M / 2``-row halves in ``bufs_A0`` and ``bufs_A1`` (one
+    per cooperative consumer); else whole in ``bufs_A0`` (``bufs_A1`` unused)."""
+    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(
+        tlx.dtype_of(a_desc))
+    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
+    num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    it = 0
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        off_m = pid_m * BLOCK_SIZE_M
+        off_n = pid_n * BLOCK_SIZE_N
+        for kk in tl.range(0, k_tiles, num_stages=0):
+            s = it % NUM_STAGES
+            tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
+            bar = tlx.local_view(full, s)
+            tlx.barrier_expect_bytes(bar, STAGE_BYTES)
+            off_k = kk * BLOCK_SIZE_K
+            if A_HALVES:
+                if A_COL:
+                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
+                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_k, off_m + HALF_M], bar)
+                else:
+                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
+                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, off_k], bar)
+            elif A_COL:
+                tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
+            else:
+                tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
+            if B_COL:
+                tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
+            else:
+                tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
+            it += 1
+
+
+@triton.jit
+def mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES: tl.constexpr, A_COL: tl.constexpr,
+             B_COL: tl.constexpr):
+    """A consumer's ``k_tiles`` k-steps from global index ``it``: wait for the slot (``full``), start
+    ``async_dot`` keeping one wgmma in flight, and release the slot the previous wgmma read (``empty``).
+    Returns ``(acc, it)`` with the last wgmma still in flight: :func:`retire` finishes it."""
+    for kk in tl.range(0, k_tiles, num_stages=0):
+        s = it % NUM_STAGES
+        tlx.barrier_wait(tlx.local_view(full, s), (it // NUM_STAGES) & 1)
+        a_s = tlx.local_view(bufs_A, s)
+        b_s = tlx.local_view(bufs_B, s)
+        if A_COL:  # column-major operands arrive transposed; wgmma reads them through a transposed view
+            a_s = tlx.local_trans(a_s)
+        if B_COL:
+            b_s = tlx.local_trans(b_s)
+        acc = tlx.async_dot(a_s, b_s, acc)
+        acc = tlx.async_dot_wait(1, acc)  # the previous wgmma is done: release its slot
+        if kk > 0:
+            tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+        it += 1
+    return acc, it
+
+
+@triton.jit
+def retire(acc, empty, it, NUM_STAGES: tl.constexpr):
+    """Wait for the last wgmma of :func:`mainloop` and release the slot it read; returns the accumulator."""
+    acc = tlx.async_dot_wait(0, acc)
+    tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+    return acc
