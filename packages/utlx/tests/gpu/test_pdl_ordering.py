@@ -49,6 +49,14 @@ def pdl_on_quick_private_tuning(monkeypatch, tmp_path):
     monkeypatch.setenv("UTLX_MATMUL_TUNE_BUDGET_S", "0")
     monkeypatch.setenv("UTLX_MATMUL_CACHE", str(tmp_path / "tuning.json"))
     monkeypatch.setenv("UTLX_ATTENTION_CACHE", "0")
+    m._PLANS.clear()  # plans made earlier in this process (PDL off) would be reused: make them again, PDL on
+    yield
+    m._PLANS.clear()  # and do not leave PDL plans to later tests
+
+
+def _assert_plan_uses_pdl(x, w):
+    plan = m._PLANS[m.plan_key(x, w)]
+    assert plan.kwargs.get("launch_pdl") is True and plan.constexprs.get("PDL") is True, plan
 
 
 def close(got, ref, dtype, what):
@@ -97,6 +105,7 @@ def test_matmul_chain_each_call_reads_the_previous_product(dtype, n):
     x = torch.randn(n, n, device="cuda", generator=g).to(dtype)
     w = _weights(n, dtype, seed=n + 1)
     utlx.matmul(x, w)  # tune and plan outside the chain
+    _assert_plan_uses_pdl(x, w)
     _check_chain(_chain(utlx.matmul, x, w), w, f"utlx.matmul chain {n}^3")
 
 
@@ -130,6 +139,7 @@ def test_torch_kernel_writes_a_then_matmul_reads_it():
     b = _weights(n, torch.float16, seed=12)
     a = torch.empty_like(srcs[0])
     utlx.matmul(srcs[0], b)  # plan outside the loop
+    _assert_plan_uses_pdl(srcs[0], b)
     outs = []
     for src in srcs:
         a.copy_(src)  # a torch kernel without PDL rewrites A right before the PDL launch reads it
@@ -163,3 +173,28 @@ def test_attention_chain_each_call_reads_the_previous_output(cfg, z, h):
         s = (qs[i].float() @ k.float().transpose(-1, -2)) * scale
         ref = torch.softmax(s, dim=-1) @ v.float()
         close(qs[i + 1], ref, torch.float16, f"attention chain {cfg.id}, link {i + 1}")
+
+
+@needs_hopper
+@pytest.mark.parametrize(("M", "K"), [(2048, 2048), (64, 4096)], ids=["square", "skinny"])
+def test_chain_captured_in_a_cuda_graph(M, K):
+    """PDL launches captured in a CUDA graph (programmatic edges) keep their order on replay: a chain of four
+    dependent calls, replayed twice on fresh inputs; the skinny shape runs whatever utlx.matmul tuned for it
+    (split-K takes a fresh workspace per captured call)."""
+    g = torch.Generator(device="cuda").manual_seed(M)
+    x = torch.randn(M, K, device="cuda", generator=g).to(torch.float16)
+    w = _weights(K, torch.float16, seed=M + 1)
+    utlx.matmul(x, w)  # tuned and planned before capture
+    _assert_plan_uses_pdl(x, w)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        _chain(utlx.matmul, x, w, links=4)  # warm-up on the side stream
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        xs = _chain(utlx.matmul, x, w, links=4)
+    for seed in (1, 2):
+        x.copy_(torch.randn(M, K, device="cuda", generator=torch.Generator(device="cuda").manual_seed(seed)))
+        graph.replay()
+        _check_chain(xs, w, f"graph replay {seed}")
