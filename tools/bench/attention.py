@@ -88,6 +88,8 @@ class Impl:
     name: str
     fn: AttnFn
     unsupported: Callable[[Shape], str | None] = lambda shape: None
+    #: after the first call: what the implementation chose for these inputs (utlx.attention: its configuration)
+    chose: Callable[[Any, bool], str | None] = lambda q, causal: None
 
 
 def attention_flops(batch: int, heads: int, n_ctx: int, head_dim: int, causal: bool) -> float:
@@ -173,7 +175,11 @@ def utlx_attention_impl() -> Impl | str:
     fn = getattr(utlx, "attention", None)
     if fn is None:
         return "utlx.attention does not exist yet (issue 10)"
-    return Impl("utlx.attention", lambda q, k, v, causal, sm_scale: fn(q, k, v, causal=causal, sm_scale=sm_scale))
+    import importlib
+
+    api = importlib.import_module("utlx.attention")  # the module (``utlx.attention`` the attribute is the function)
+    return Impl("utlx.attention", lambda q, k, v, causal, sm_scale: fn(q, k, v, causal=causal, sm_scale=sm_scale),
+                chose=lambda q, causal: api.chosen(q, causal))
 
 
 def build_impls(groups: Sequence[str], tlx: str, tutorials: Sequence[str]) -> tuple[list[Impl], dict[str, str]]:
@@ -270,6 +276,9 @@ def bench_shape(shape: Shape, impls: Sequence[Impl], *, timer: Callable[[Callabl
             _sync(device)
             problem, err = check(out, ref, shape.dtype)
             cell["max_abs_error"] = err
+            choice = impl.chose(q, shape.causal)
+            if choice:
+                cell["config"] = choice
         except Exception as exc:
             problem = error_summary(exc)
             traceback.print_exc()
@@ -324,7 +333,8 @@ def run(shapes: Sequence[Shape], impls: Sequence[Impl], *, timer: Callable[[Call
         longest = max(longest, took)
         rows.append(row)
         print(f"{shape.label} N_CTX={shape.n_ctx}: " + ", ".join(
-            f"{n} {c['tflops']:.0f}" if "tflops" in c else f"{n} -" for n, c in row["impls"].items()), flush=True)
+            (f"{n} {c['tflops']:.0f}" if "tflops" in c else f"{n} -") + (f" ({c['config']})" if "config" in c else "")
+            for n, c in row["impls"].items()), flush=True)
         if device.startswith("cuda"):
             import torch
 

@@ -66,7 +66,8 @@ def _impls(m):
     def raises(q, k, v, causal, sm_scale):
         raise ValueError("nope\nsecond line")
 
-    return [m.Impl("right", right), m.Impl("wrong", wrong), m.Impl("raises", raises),
+    return [m.Impl("right", right, chose=lambda q, causal: f"cfg-{q.shape[-1]}-{'c' if causal else 'n'}"),
+            m.Impl("wrong", wrong), m.Impl("raises", raises),
             m.Impl("nocausal@utlx", right, lambda s: "no causal mode" if s.causal else None),
             m.Impl("nocausal@meta", right, lambda s: "no causal mode" if s.causal else None)]
 
@@ -91,6 +92,7 @@ def test_each_shape_is_checked_then_timed(attention_bench_mod):
     assert cells["right"]["round_ms"] in ([2.0, 4.0], [4.0, 2.0])
     assert cells["right"]["ms"] == 3.0 and cells["right"]["tflops"] == pytest.approx(shape.flops / 3e-3 / 1e12)
     assert cells["right"]["max_abs_error"] < 1e-2
+    assert cells["right"]["config"] == "cfg-64-n" and "config" not in cells["wrong"]  # what it chose, recorded
     assert "wrong result" in cells["wrong"]["error"] and "tflops" not in cells["wrong"]
     assert cells["raises"]["error"] == "ValueError: nope" and "tflops" not in cells["raises"]
     assert len(calls) == 2 * 3 and set(calls) == {7.0}  # 3 right implementations, 2 rounds; wrong ones untimed
