@@ -307,8 +307,16 @@ def raw_launcher(launch: Callable) -> Callable:
     return launch
 
 
-def direct_launch(compiled: Any, grid: tuple[int, int, int]) -> Callable[[int, tuple], None] | None:
+def direct_launch(compiled: Any, grid: tuple[int, int, int], cluster_ctas: int = 1
+                  ) -> Callable[[int, tuple], None] | None:
     """``call(stream, kernel_args)`` running ``compiled`` on ``grid`` through Triton's C launcher, or None.
+
+    ``cluster_ctas`` > 1 launches the CTAs in clusters of that many consecutive ones (``grid`` still counts
+    CTAs, as TLX's ``ctas_per_cga`` does; ``grid[0]`` must be a multiple). Triton's launcher forms clusters from
+    the ``num_ctas`` of the packed metadata (grid ``x * num_ctas``, cluster dimension ``num_ctas``) in 3.6-3.9;
+    a kernel compiled with ``num_ctas=1`` keeps its per-CTA layouts and ``%ctaid``, so its CTAs run as
+    independent programs that share a cluster (distributed shared memory, multicast). The kernel must have been
+    compiled with ``num_ctas=1``.
 
     ``kernel_args`` are every kernel parameter in declaration order (constexprs included, as
     ``CompiledKernel[grid]`` passes them), with each tensor-descriptor parameter already expanded by
@@ -327,6 +335,16 @@ def direct_launch(compiled: Any, grid: tuple[int, int, int]) -> Callable[[int, t
     raw = raw_launcher(run.launch)
     gx, gy, gz = grid
     function, packed = compiled.function, compiled.packed_metadata
+    if cluster_ctas != 1:
+        if cluster_ctas < 1 or gx % cluster_ctas:
+            raise ValueError(f"utlx.compat.direct_launch: grid[0]={gx} is not a multiple of "
+                             f"cluster_ctas={cluster_ctas}")
+        if getattr(compiled.metadata, "num_ctas", 1) != 1:
+            raise ValueError("utlx.compat.direct_launch: cluster_ctas needs a kernel compiled with num_ctas=1, not "
+                             f"{compiled.metadata.num_ctas} (Triton's num_ctas splits layouts across the cluster)")
+        num_warps, _, *rest = packed  # (num_warps, num_ctas, shared) in 3.6-3.9
+        packed = (num_warps, cluster_ctas, *rest)
+        gx //= cluster_ctas  # the launcher launches gx * num_ctas CTAs
     coop, pdl = run.launch_cooperative_grid, run.launch_pdl
     if version_at_least(3, 7):
         annotations, signature = run.arg_annotations, run.kernel_signature

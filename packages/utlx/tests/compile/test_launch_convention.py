@@ -203,3 +203,23 @@ def test_launch_hooks_idle_tracks_the_chains(monkeypatch):
 
 def test_triton_version_is_one_we_support():
     assert compat.TRITON_VERSION[:2] in compat.SUPPORTED, triton.__version__
+
+
+def test_cluster_launch_hands_triton_the_cluster_size_and_cluster_count(fake_nvidia):
+    """``cluster_ctas=2`` on a grid of 8 CTAs: the C launcher gets 4 (it launches grid x num_ctas CTAs) and
+    ``num_ctas`` 2 in the packed metadata (its cluster dimension), exactly what Triton passes for a kernel
+    compiled with ``num_ctas=2`` on a grid of 4; the kernel itself stays a ``num_ctas=1`` one."""
+    calls = fake_nvidia
+    sig = {"a": "*fp16", "n": "i32", "BLOCK": "constexpr"}
+    launcher, _ = make_cuda_launcher(calls, sig, None)
+    launcher(4, 1, 1, 7, 0xF00, (4, 2, 0), None, None, None, 0xA000, 64, 128)
+    clustered_by_triton = calls.pop()
+    compiled = fake_compiled(launcher, None, (4, 1, 0))
+    compiled.metadata.num_ctas = 1
+    compat.direct_launch(compiled, (8, 1, 1), cluster_ctas=2)(7, (0xA000, 64, 128))
+    assert normalized(calls.pop()) == normalized(clustered_by_triton)
+    with pytest.raises(ValueError, match=r"grid\[0\]=6 is not a multiple of cluster_ctas=4"):
+        compat.direct_launch(compiled, (6, 1, 1), cluster_ctas=4)
+    compiled.metadata.num_ctas = 2
+    with pytest.raises(ValueError, match=r"compiled with num_ctas=1, not 2"):
+        compat.direct_launch(compiled, (8, 1, 1), cluster_ctas=2)
