@@ -55,7 +55,7 @@ class UtlxSettings(Settings):
         "UTLX_PDL", False,
         doc="`utlx.matmul` and `utlx.attention` launch their Hopper kernels with programmatic dependent launch "
             "(the next call's CTAs are dispatched while the previous kernel drains). Off by default: on the H200 it "
-            "gained nothing in a plain loop of GEMMs and cost up to 3% on some shapes (`docs/benchmarks.md`). "
+            "was no faster in a plain loop of GEMMs (geomean -0.7% fp16, -1.2% bf16; `docs/benchmarks.md`). "
             "Read when a problem is first planned: earlier plans keep their launch mode")
     matmul_tune_budget_s = FloatField(
         "UTLX_MATMUL_TUNE_BUDGET_S", 120.0,
