@@ -336,7 +336,9 @@ def direct_launch(compiled: Any, grid: tuple[int, int, int], cluster_ctas: int =
     gx, gy, gz = grid
     function, packed = compiled.function, compiled.packed_metadata
     if cluster_ctas != 1:
-        if cluster_ctas < 1 or gx % cluster_ctas:
+        if cluster_ctas < 1:
+            raise ValueError(f"utlx.compat.direct_launch: cluster_ctas must be >= 1, got {cluster_ctas}")
+        if gx % cluster_ctas:
             raise ValueError(f"utlx.compat.direct_launch: grid[0]={gx} is not a multiple of "
                              f"cluster_ctas={cluster_ctas}")
         if getattr(compiled.metadata, "num_ctas", 1) != 1:

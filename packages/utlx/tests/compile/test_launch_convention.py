@@ -220,6 +220,8 @@ def test_cluster_launch_hands_triton_the_cluster_size_and_cluster_count(fake_nvi
     assert normalized(calls.pop()) == normalized(clustered_by_triton)
     with pytest.raises(ValueError, match=r"grid\[0\]=6 is not a multiple of cluster_ctas=4"):
         compat.direct_launch(compiled, (6, 1, 1), cluster_ctas=4)
+    with pytest.raises(ValueError, match=r"cluster_ctas must be >= 1, got 0"):
+        compat.direct_launch(compiled, (6, 1, 1), cluster_ctas=0)
     compiled.metadata.num_ctas = 2
     with pytest.raises(ValueError, match=r"compiled with num_ctas=1, not 2"):
         compat.direct_launch(compiled, (8, 1, 1), cluster_ctas=2)

@@ -154,14 +154,24 @@ ATTENTION = [(cfg, z, h) for cfg in utlx_attention_configs() for (z, h) in ((2, 
 
 @needs_hopper
 @pytest.mark.parametrize(("cfg", "z", "h"), ATTENTION, ids=[f"{c.id}-{z * h}heads" for c, z, h in ATTENTION])
-def test_attention_chain_each_call_reads_the_previous_output(cfg, z, h):
+def test_attention_chain_each_call_reads_the_previous_output(cfg, z, h, monkeypatch):
     """o_{i+1} = attention(o_i, k, v) at N_CTX 1024; with stream-K, B*H = 72 cuts tiles into pieces (an
     ``attn_combine`` kernel between links, launched without PDL), B*H = 128 does not."""
     att = importlib.import_module("utlx.attention")
+    made = []
+
+    class Recording(att.launch.FastLaunch):  # the real launcher, remembered so the test can see how it launches
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(att.launch, "FastLaunch", Recording)
     n_ctx = 1024
     g = torch.Generator(device="cuda").manual_seed(z * h)
     q, k, v = (torch.randn(z, h, n_ctx, 128, device="cuda", generator=g).to(torch.float16) for _ in range(3))
     run = att.make_runner(q, cfg)
+    main = next(f for f in made if f.jit_fn is att.fa.attn_fwd_ws)
+    assert main.kwargs.get("launch_pdl") is True and main.constexprs.get("PDL") is True
     scale = 128 ** -0.5
     qs = [q]
     for _ in range(6):

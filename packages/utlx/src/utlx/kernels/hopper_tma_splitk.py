@@ -190,7 +190,8 @@ CONFIGS = [
     (_cfg(64, 64, 128, 6, 2), 4),      # 200 KB: 128 tiles x 2 slices at N = 8192 (M <= 64)
     (_cfg(128, 64, 128, 4, 2), 4),     # 208 KB: 128 tiles x 2 slices at N = 8192 (M = 128)
     # 208 KB: 32 tiles x 4 slices at N = 8192 (M = 128): each program reads 1.5 MB of A and B from L2
-    # (128x64 tiles whole: 3 MB; 128x128 x 2 slices: 2 MB), for 16 MB more fp32 partial-sum traffic
+    # (128x64 tiles whole: 3 MB; 128x128 x 2 slices: 2 MB), for 16 MB more fp32 partial-sum traffic. On the H200
+    # (2026-12-01) it lost to the 128x64 whole-K tiles at M = 128, like every split-K tile there
     (_cfg(128, 256, 64, 3, 4), 8),
 ]
 
@@ -214,7 +215,7 @@ def useful(M: int, N: int, K: int, const: dict[str, int], num_sms: int) -> bool:
     ring at least ``NUM_STAGES`` k-steps (shorter slices are mostly prologue)."""
     tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
     per_split = triton.cdiv(triton.cdiv(K, const["BLOCK_SIZE_K"]), const["SPLIT_K"])
-    return tiles < num_sms and tiles * const["SPLIT_K"] <= num_sms and per_split >= const["NUM_STAGES"]
+    return tiles * const["SPLIT_K"] <= num_sms and per_split >= const["NUM_STAGES"]  # SPLIT_K >= 2: tiles < SMs
 
 
 def launch(a, b, c, config=0, workspace=None):
