@@ -12,7 +12,8 @@ What it reports, per dtype (tables in the log and ``gemm.md``, everything in ``g
 * **rotating rounds** (secondary): ``do_bench(lambda: impl(a, b, c))`` into a preallocated output
   (cuBLAS ``torch.matmul(a, b, out=c)``), the same ``--rounds`` in rotating order;
 * ``utlx.matmul, PDL on``: utlx.matmul's winner per shape launched with programmatic dependent launch
-  (``UTLX_PDL=1``; off by default), for an A/B of what PDL is worth (``--only utlx.matmul 'utlx.matmul, PDL on'``);
+  (``UTLX_PDL=1``; off by default), for an A/B of what PDL is worth; only when named
+  (``--only utlx.matmul 'utlx.matmul, PDL on'``);
 * **host us/call**: wall time per call of a burst of 20 allocating calls without a sync, after an untimed
   burst that fills the caching allocator; the median of 5 bursts, each started on an idle GPU
   (:func:`host_us_per_call`), per implementation.
@@ -638,6 +639,8 @@ def main(argv: list[str] | None = None) -> int:
     factories = implementations(force_tuning=not reuse, effort=args.tune)
     if args.only:
         factories = {k: v for k, v in factories.items() if k in args.only or k == BASELINE}
+    else:  # the PDL A/B compiles every winner once more: only when asked for by name
+        factories.pop(WITH_PDL)
     impls: dict[str, Impl | Exception] = {}
     for name, factory in factories.items():
         try:
