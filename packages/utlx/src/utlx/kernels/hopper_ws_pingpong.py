@@ -65,20 +65,18 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, my_turn, other_turn, M
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     pid = tl.program_id(0)
-    j = TURN
-    n = 0  # tiles this consumer has done
+    n = 0  # tiles this consumer has done; the current one is the program's tile j = TURN + 2 n
     for tile in tl.range(pid + TURN * NUM_SMS, num_tiles, 2 * NUM_SMS, num_stages=0):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        if j > 0:  # the other consumer has passed its last full wait of tile j - 1
+        if n + TURN > 0:  # j > 0: wait until the other consumer has passed its last full wait of tile j - 1
             tlx.barrier_wait(my_turn, (n - 1 + TURN) & 1)
-        it = j * k_tiles  # global index of this tile's first k-step (the producer's order)
+        it = (TURN + 2 * n) * k_tiles  # global index of this tile's first k-step (the producer's order)
         acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
         acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
         tlx.barrier_arrive(other_turn)  # every full wait of this tile is behind us: the other consumer's turn
         acc = ring.retire(acc, empty, it, NUM_STAGES)
         _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N, BLOCK_SIZE_M, BLOCK_SIZE_N,
                  EPILOGUE_SUBTILE)
-        j += 2
         n += 1
     tlx.async_descriptor_store_wait(0)
 
