@@ -62,6 +62,14 @@ class Config:
     late_k: bool = False
     stream_k: bool = False
 
+    def __post_init__(self) -> None:
+        if self.block_m != 64 * self.num_consumers:
+            raise ValueError(f"utlx.attention Config: block_m={self.block_m} must be 64 rows per consumer "
+                             f"(num_consumers={self.num_consumers})")
+        if self.stream_k and self.block_m & (self.block_m - 1):
+            raise ValueError(f"utlx.attention Config: stream_k needs a power-of-two block_m (attn_combine's "
+                             f"tile), not {self.block_m}")
+
     @property
     def id(self) -> str:
         return (f"m{self.block_m}n{self.block_n}c{self.num_consumers}q{self.num_q}kv{self.num_kv}"
@@ -98,7 +106,11 @@ def _c(**kw: Any) -> Config:
 CONFIGS: dict[tuple[int, bool], list[Config]] = {
     (128, False): [_c(), _c(late_k=True), _c(stream_k=True), _c(late_k=True, stream_k=True)],
     (128, True): [_c(), _c(l2_mb=8), _c(late_k=True), _c(late_k=True, l2_mb=8)],
-    (64, False): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True), _c(num_kv=4, stream_k=True)],
+    (64, False): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True), _c(num_kv=4, stream_k=True),
+                  # FA3's D=64 shape: three consumer warpgroups share each K/V block (a third fewer K/V loads
+                  # and barrier rounds per query row); 160 registers each is the most 16 warps can have
+                  _c(block_m=192, num_consumers=3, num_kv=4, consumer_regs=160),
+                  _c(block_m=192, num_consumers=3, num_kv=2, consumer_regs=160)],
     (64, True): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True)],
 }
 
