@@ -17,7 +17,7 @@ from triton.language import core as tlc
 from utlx import compat
 from utlx.language._dispatch import register_compiler_impl
 
-from . import placeholder, values
+from . import cluster_ptx, placeholder, values
 from .errors import UtlxCompileError
 from .target import Target, from_semantic
 
@@ -578,15 +578,36 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
     op = "barrier_arrive"
     _nvidia_only(op, from_semantic(_semantic))
     b = _barrier(op, bar)
-    if _c(remote_cta_rank) is not None:
-        raise UtlxCompileError(op, "remote_cta_rank (arrivals on another CTA's barrier) needs 2-CTA clusters, "
-                               "which stock Triton does not launch", target=from_semantic(_semantic).name,
-                               hint="remote barriers are Blackwell-style 2-CTA code (sm_100)")
     _check_warp_barrier_arrive(_semantic, b)
     count = _c(arrive_count)
     if not isinstance(count, int) or count < 1:
         raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
+    remote = _c(remote_cta_rank) is not None
+    if remote:  # the same barrier in cluster CTA `remote_cta_rank` (mapa + a cluster-scope release arrive)
+        _cluster_mark(_semantic, op, "remote_arrive", _cluster_rank(_semantic, remote_cta_rank, op))
     placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _i1(_semantic, pred, op, "pred")])
+    if remote:
+        _cluster_mark(_semantic, op, "end")
+
+
+def _cluster_rank(_semantic: Any, rank: Any, op: str) -> Any:
+    """An i32 CTA rank within the cluster (0..15: a 16-bit CTA mask is the widest PTX has)."""
+    r = _c(rank)
+    if isinstance(r, int) and not isinstance(r, bool) and not 0 <= r < 16:
+        raise UtlxCompileError(op, f"a cluster CTA rank must be in 0..15, got {r}")
+    return _i32(_semantic, rank, op, "remote_cta_rank")
+
+
+def _cluster_mark(_semantic: Any, op: str, kind: str, operand: Any = None) -> None:
+    """A :mod:`utlx.compiler.cluster_ptx` marker: the next stock instruction becomes its cluster form."""
+    target = from_semantic(_semantic)
+    _nvidia_only(op, target)
+    if target.capability < 90:
+        raise UtlxCompileError(op, "cluster forms (multicast, remote arrivals) need sm_90 or newer",
+                               target=target.name)
+    b = _semantic.builder
+    operands, constraints = ([operand], "=r,r") if operand is not None else ([], "=r")
+    b.create_inline_asm(cluster_ptx.marker(kind), constraints, operands, [b.get_int32_ty()], False, 1)
 
 
 def _check_warp_barrier_arrive(_semantic: Any, bar: values.BarrierView) -> None:
@@ -656,13 +677,39 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
     _nvidia_only(op, target, hopper=True)
     view = _expect(op, result, values.SharedView, "result")
     bar = _barrier(op, barrier)
-    if _c(multicast_targets) or _c(two_ctas):
-        raise UtlxCompileError(op, "multicast / two_ctas TMA is not supported by utlx", target=target.name)
+    if _c(two_ctas):
+        raise UtlxCompileError(op, "two_ctas (cta_group::2) TMA needs sm_100", target=target.name,
+                               hint="on Hopper, share a box between the CTAs of a cluster with multicast_targets")
     if desc.dtype != view.dtype:
         raise UtlxCompileError(op, f"dtype mismatch: descriptor {desc.dtype} vs buffer {view.dtype}")
+    targets = _c(multicast_targets)
+    mask = _multicast_mask(_semantic, targets, op) if targets else None
     anchor = _desc_anchor(_semantic, op, desc, offsets, view.shape)
+    if mask is not None:  # the box lands at the same offset in every target CTA (cluster_ptx)
+        _cluster_mark(_semantic, op, "multicast", mask)
     placeholder.emit(_semantic, op, {}, handles=[view.handle, bar.handle, _i1(_semantic, pred, op, "pred")],
                      tensors=[anchor])
+    if mask is not None:
+        _cluster_mark(_semantic, op, "end")
+
+
+def _multicast_mask(_semantic: Any, targets: Any, op: str) -> Any:
+    """The 16-bit CTA mask of ``multicast_targets`` (cluster ranks: ints, or int scalars known at run time)."""
+    if not isinstance(targets, (list, tuple)):
+        targets = [targets]
+    const = [t for t in targets if isinstance(t, int)]
+    if len(set(const)) != len(const):
+        raise UtlxCompileError(op, f"multicast_targets names a CTA twice: {list(targets)}")
+    mask = 0
+    for t in const:
+        _cluster_rank(_semantic, t, op)
+        mask |= 1 << t
+    value = _semantic.to_tensor(mask)
+    for t in targets:
+        if not isinstance(t, int):
+            r = tl.tensor(_cluster_rank(_semantic, t, op), tl.int32)
+            value = _semantic.or_(value, _semantic.shl(_semantic.to_tensor(1), r))
+    return value.handle
 
 
 @register_compiler_impl("async_descriptor_store")

@@ -15,6 +15,7 @@ from typing import Any
 
 from utlx.language._op import LANGUAGE
 
+from . import cluster_ptx
 from .amd_passes import canonicalize_pointers_pass, dot_operand_conversions_pass, end_of_ttgir_pass
 from .lowering import lower_module, restore_async_waits
 
@@ -51,3 +52,6 @@ LANGUAGE.insert_after("tritongpu-reduce-data-duplication", dot_operand_conversio
                       required=False)
 # After the TTGIR stage's last symbol-dce: AMD's warp-pipeline pass and the dump_layout/assert_same_layout reports.
 LANGUAGE.insert_after("symbol-dce", end_of_ttgir_pass, stage="ttgir", occurrence=-1, required=False)
+# Multicast TMA loads and arrivals on a peer CTA's barrier: the stock PTX instructions the TLX ops marked
+# become their cluster forms (stock Triton cannot emit them; see cluster_ptx). Unmarked PTX is untouched.
+LANGUAGE.transform_stage("ptx", cluster_ptx.rewrite)

@@ -1,0 +1,109 @@
+"""Cluster forms of two stock PTX instructions: multicast TMA loads and arrivals on a peer CTA's mbarrier.
+
+Why a PTX rewrite: stock Triton 3.6-3.9 lowers ``ttng.async_tma_copy_global_to_local`` and
+``ttng.arrive_barrier`` to single-CTA PTX only (its libtriton says ``NYI: Support multicast``), and the shared
+addresses those instructions need exist only after Triton's own shared-memory allocation, in the LLVM
+lowering. So the TLX ops mark the stock instruction they want changed: :func:`marker` emits an opaque
+``mov`` whose PTX comment names the change and whose destination register holds its operand (the CTA mask
+or the peer's rank), then the stock op, then an ``end`` marker. Inline asm with side effects keeps its order
+through LLVM, so in the PTX the stock instruction sits between the two markers, with its shared addresses
+already computed; :func:`rewrite` (a tritonx ``transform_stage("ptx")``) turns it into its cluster form:
+
+* ``multicast``: ``cp.async.bulk.tensor...mbarrier::complete_tx::bytes [dst], [map, {..}], [bar]`` becomes
+  ``...shared::cluster...multicast::cluster [dst], [map, {..}], [bar], mask``: the box lands at the same
+  offset in every CTA of ``mask`` and completes bytes on each one's barrier at ``bar``'s offset.
+* ``remote_arrive``: ``mbarrier.arrive...b64 _, [bar]`` becomes ``mapa`` (the barrier's address in the CTA of
+  that rank) + ``mbarrier.arrive.release.cluster.shared::cluster.b64``.
+
+A marker pair that does not enclose exactly the instructions it names is a compile error naming the op:
+a silent single-CTA load would leave the peer's barrier waiting forever.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import UtlxCompileError
+
+TAG = "utlx-cluster"
+_MARKER = re.compile(rf"^\s*mov\.(?:u32|b32)\s+(%r\d+),\s*[^;]+;\s*// {TAG}:(\w+)\s*$")
+_TMA = re.compile(r"^(\s*)(@!?%p\d+\s+)?cp\.async\.bulk\.tensor\.(\d)d\.shared::(?:cta|cluster)\.global"
+                  r"(\.[\w:]+)*?\.mbarrier::complete_tx::bytes((?:\.[\w:]+)*)\s+(\[[^\]]+\]),\s*(\[[^\]]+\]),"
+                  r"\s*(\[[^\]]+\])(.*);\s*$")
+_ARRIVE = re.compile(r"^(\s*)(@!?%p\d+\s+)?mbarrier\.arrive(?:\.release)?(?:\.cta)?\.shared(?:::cta)?\.b64\s+_,"
+                     r"\s*\[(%r\d+)\](,\s*[^;]+)?;\s*$")
+
+#: What each marker kind rewrites, for error messages.
+KINDS = {"multicast": ("async_descriptor_load", "cp.async.bulk.tensor"),
+         "remote_arrive": ("barrier_arrive", "mbarrier.arrive")}
+
+
+def marker(kind: str) -> str:
+    """The inline asm text of a begin marker (``$1``: the operand) or of the ``end`` marker."""
+    if kind == "end":
+        return f"mov.u32 $0, 0; // {TAG}:end"
+    assert kind in KINDS, kind
+    return f"mov.u32 $0, $1; // {TAG}:{kind}"
+
+
+def _multicast(m: re.Match, reg: str) -> str:
+    indent, pred, dim, load_mode, tail_mods, dst, src, bar, rest = m.groups()
+    mods = (load_mode or "") + ".mbarrier::complete_tx::bytes.multicast::cluster" + tail_mods
+    pred = pred or ""
+    return (f"{indent}{{ .reg .b16 %utlx_mask; cvt.u16.u32 %utlx_mask, {reg};\n"
+            f"{indent}{pred}cp.async.bulk.tensor.{dim}d.shared::cluster.global{mods} {dst}, {src}, {bar}, "
+            f"%utlx_mask{rest}; }}")
+
+
+def _remote_arrive(m: re.Match, reg: str) -> str:
+    indent, pred, addr, count = m.groups()
+    return (f"{indent}{{ .reg .b32 %utlx_bar; mapa.shared::cluster.u32 %utlx_bar, {addr}, {reg};\n"
+            f"{indent}{pred or ''}mbarrier.arrive.shared::cluster.b64 _, [%utlx_bar]{count or ''}; }}")
+
+
+_REWRITES = {"multicast": (_TMA, _multicast), "remote_arrive": (_ARRIVE, _remote_arrive)}
+
+
+def rewrite(ptx: str, ctx: Any = None) -> str:
+    """Rewrite every marked instruction of ``ptx`` into its cluster form (``ptx`` unchanged when unmarked)."""
+    if TAG not in ptx:
+        return ptx
+    out: list[str] = []
+    open_kind: str | None = None
+    reg = ""
+    done = 0
+    for line in ptx.split("\n"):
+        m = _MARKER.match(line)
+        if m:
+            kind = m.group(2)
+            if kind == "end":
+                if open_kind is None:
+                    raise UtlxCompileError("cluster_ptx", "an end marker without its begin marker in the PTX")
+                if not done:
+                    op, instr = KINDS[open_kind]
+                    raise UtlxCompileError(op, f"the {open_kind} form found no {instr} to rewrite in the PTX",
+                                           hint="Triton lowered the op to something utlx does not know; "
+                                                "please report it with your Triton version")
+                open_kind = None
+            else:
+                if open_kind is not None:
+                    raise UtlxCompileError(KINDS[kind][0], f"a {kind} marker inside an open {open_kind} marker")
+                open_kind, reg, done = kind, m.group(1), 0
+            out.append(line)
+            continue
+        if open_kind is not None:
+            pattern, form = _REWRITES[open_kind]
+            hit = pattern.match(line)
+            if hit:
+                out.append(form(hit, reg))
+                done += 1
+                continue
+            stripped = line.strip()
+            if KINDS[open_kind][1] in stripped or (open_kind == "remote_arrive" and "mbarrier." in stripped):
+                raise UtlxCompileError(KINDS[open_kind][0], f"cannot rewrite this PTX into its {open_kind} form: "
+                                       f"{stripped!r}")
+        out.append(line)
+    if open_kind is not None:
+        raise UtlxCompileError(KINDS[open_kind][0], f"a {open_kind} marker is never closed in the PTX")
+    return "\n".join(out)
