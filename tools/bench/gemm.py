@@ -55,6 +55,10 @@ BASELINE = "cuBLAS"
 SUBJECT = "utlx.matmul"
 #: utlx.matmul's winner launched with programmatic dependent launch (what ``UTLX_PDL=1`` runs; off by default)
 WITH_PDL = "utlx.matmul, PDL on"
+#: The cooperative warp-specialized family and its 2-CTA cluster form (multicast A), for their A/B; only
+#: when named with ``--only``, like the PDL row
+WS_COOPERATIVE = "utlx WS cooperative"
+WS_CLUSTER = "utlx WS cluster (multicast A)"
 
 Shape = tuple[int, int, int]
 
@@ -271,6 +275,16 @@ def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str
 
         return _utlx_family("utlx register-staged", "register_staged", list(amd_pipelined.CONFIGS), "tiles")
 
+    def ws_cooperative():
+        from utlx.kernels import hopper_ws_persistent
+
+        return _utlx_family(WS_COOPERATIVE, "ws_persistent", list(hopper_ws_persistent.CONFIGS), "persistent")
+
+    def ws_cluster():
+        from utlx.kernels import hopper_ws_cluster
+
+        return _utlx_family(WS_CLUSTER, "ws_cluster", list(hopper_ws_cluster.CONFIGS), "persistent")
+
     return {
         BASELINE: _cublas,
         "triton tl.dot": _stock_triton,
@@ -279,6 +293,8 @@ def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str
         "utlx register-staged": register_staged,
         SUBJECT: lambda: _utlx_matmul(force_tuning, effort),
         WITH_PDL: _utlx_matmul_with_pdl,
+        WS_COOPERATIVE: ws_cooperative,
+        WS_CLUSTER: ws_cluster,
     }
 
 
@@ -639,8 +655,9 @@ def main(argv: list[str] | None = None) -> int:
     factories = implementations(force_tuning=not reuse, effort=args.tune)
     if args.only:
         factories = {k: v for k, v in factories.items() if k in args.only or k == BASELINE}
-    else:  # the PDL A/B compiles every winner once more: only when asked for by name
-        factories.pop(WITH_PDL)
+    else:  # the A/B rows compile kernels utlx.matmul's row already covers: only when asked for by name
+        for name in (WITH_PDL, WS_COOPERATIVE, WS_CLUSTER):
+            factories.pop(name)
     impls: dict[str, Impl | Exception] = {}
     for name, factory in factories.items():
         try:

@@ -31,13 +31,14 @@ from utlx.kernels import amd_pipelined, grid_dependency, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels import hopper_tma_splitk as splitk
 from utlx.kernels import hopper_tma_streamk as streamk
+from utlx.kernels import hopper_ws_cluster as ws_cluster
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import hopper_ws_pingpong as pingpong
 from utlx.launch import DescriptorCache, DirectLaunch, constexpr_defaults
 from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 
 #: Kernel families whose A, B, C parameters are host TMA descriptors.
-DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "ws_pingpong", "tma_splitk", "tma_streamk")
+DESCRIPTOR_FAMILIES = ("tma_persistent", "ws_persistent", "ws_pingpong", "ws_cluster", "tma_splitk", "tma_streamk")
 POINTER_KERNELS = {"hopper_pipelined": hopper_pipelined.matmul_kernel_pipelined_hopper,
                    "register_staged": amd_pipelined.matmul_kernel_pipelined_amd}
 #: Encoded descriptors kept per operand per problem (distinct data pointers seen recently).
@@ -108,8 +109,12 @@ class GemmLaunch:
     EXTRA_ARGS = 0
 
     def __init__(self, jit_fn: Any, constexprs: dict[str, Any], num_warps: int, grid: tuple[int, ...],
-                 problem: Problem, blocks: tuple[list, list, list] | None = None, pdl: bool | None = None) -> None:
+                 problem: Problem, blocks: tuple[list, list, list] | None = None, pdl: bool | None = None,
+                 cluster_ctas: int = 1) -> None:
         self.jit_fn = jit_fn
+        # > 1: the kernel runs in clusters of that many CTAs, which only the C launcher forms (DirectLaunch);
+        # Triton's own launch would run it without a peer and hang, so it is compiled, never JIT-launched
+        self.cluster_ctas = cluster_ctas
         # programmatic dependent launch when the kernel supports it (pdl None: UTLX_PDL decides)
         pdl_constexprs, pdl_options = grid_dependency.launch_options(jit_fn, pdl)
         self.constexprs = dict(constexprs, **pdl_constexprs)
@@ -153,10 +158,34 @@ class GemmLaunch:
         self.jit_fn.run(*self.args(a, b, c), grid=self.grid, warmup=True, **self.kwargs)
 
     def _jit(self, a: Any, b: Any, c: Any) -> None:
+        if self.cluster_ctas > 1:
+            self._jit_cluster(a, b, c)
+            return
         compiled = self.jit_fn[self.grid](*self.args(a, b, c), **self.kwargs)
         if compiled is None or self.direct is not None:  # interpreter; or a c of another alignment
             return
-        self.direct = DirectLaunch(compiled, self.grid)
+        self._keep(compiled)
+
+    def _jit_cluster(self, a: Any, b: Any, c: Any) -> None:
+        """Compile (no launch), keep the direct launch with clusters, and run through it."""
+        name = getattr(self.jit_fn, "__name__", "kernel")
+        if compat.interpreting():
+            raise RuntimeError(f"utlx.gemm_launch: {name} runs in clusters of {self.cluster_ctas} CTAs, which the "
+                               "interpreter (one CTA at a time) cannot run")
+        if c.data_ptr() % 16:
+            raise ValueError(f"utlx.gemm_launch: {name} needs a 16-byte aligned C")
+        if self.direct is None:
+            compiled = self.jit_fn.run(*self.args(a, b, c), grid=self.grid, warmup=True, **self.kwargs)
+            self._keep(compiled)
+        d = self.direct
+        if d is None or d.call is None or self.caches is None:
+            raise RuntimeError(f"utlx.gemm_launch: {name} needs Triton's CUDA launcher to form clusters of "
+                               f"{self.cluster_ctas} CTAs, and this kernel cannot use it")
+        d.call(d.stream(self.device_index), self._expanded(a, b, c, a.data_ptr(), b.data_ptr(), c.data_ptr()))
+
+    def _keep(self, compiled: Any) -> None:
+        """The compiled kernel's direct launch, descriptor caches and per-call closure."""
+        self.direct = DirectLaunch(compiled, self.grid, self.cluster_ctas)
         metas = self.direct.descriptor_metas
         if self.blocks is not None and metas is not None and len(metas) == 3:
             cols = (self.problem.a_col, self.problem.b_col, False)
@@ -166,6 +195,9 @@ class GemmLaunch:
 
     def __call__(self, a: Any, b: Any, c: Any) -> None:
         d = self.direct
+        if self.cluster_ctas > 1:  # launch hooks do not see it: Triton's own launch cannot form clusters
+            self._jit_cluster(a, b, c)
+            return
         if d is None or c.data_ptr() % 16:  # the kernel was specialized for a 16-byte aligned C
             self._jit(a, b, c)
             return
@@ -209,6 +241,9 @@ class GemmLaunch:
         d = self.direct
         assert d is not None
         call, stream, idle = d.call, d.stream, d.hooks_idle
+        if self.cluster_ctas > 1:
+            def idle() -> bool:  # clusters only launch directly (see __call__)
+                return True
         if call is None or (self.blocks is not None and self.caches is None):
             return self._matmul_generic
         p = self.problem
@@ -304,6 +339,9 @@ class SplitKLaunch(GemmLaunch):
         d = self.direct
         assert d is not None
         call, stream, idle = d.call, d.stream, d.hooks_idle
+        if self.cluster_ctas > 1:
+            def idle() -> bool:  # clusters only launch directly (see __call__)
+                return True
         if call is None or self.caches is None:
             return self._matmul_generic
         p = self.problem
@@ -360,6 +398,16 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
         P = problem.num_sms
         return SplitKLaunch(fn, dict(const, NUM_SMS=P, REG_REDUCE=not compat.interpreting(), **cols), num_warps,
                             (P,), problem, blocks, streamk.workspace_numel(M, N, const, P), pdl=pdl)
+    if family == "ws_cluster":
+        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
+        if declared != (problem.a_col, problem.b_col):
+            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
+                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        fn, cols = ws_cluster.kernel_for(problem.a_col, problem.b_col)
+        blocks = ws_cluster.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const))
+        ctas = ws_cluster.programs(M, N, const, problem.num_sms)
+        return GemmLaunch(fn, dict(const, NUM_SMS=ctas, **cols), num_warps, (ctas,), problem, blocks, pdl,
+                          cluster_ctas=ws_cluster.CLUSTER.value)
     if family in DESCRIPTOR_FAMILIES:
         mod = {"tma_persistent": tma, "ws_persistent": ws, "ws_pingpong": pingpong}[family]
         declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))

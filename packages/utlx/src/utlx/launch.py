@@ -115,11 +115,13 @@ class DirectLaunch:
     (None: the kernel takes no descriptors, or they were not lowered to TMA: then use ``runner``).
     """
 
-    def __init__(self, compiled: Any, grid: tuple[int, ...]) -> None:
+    def __init__(self, compiled: Any, grid: tuple[int, ...], cluster_ctas: int = 1) -> None:
         self.grid = pad_grid(grid)
         self.compiled = compiled
         self.runner = compiled[self.grid]
-        self.call = compat.direct_launch(compiled, self.grid)
+        self.cluster_ctas = cluster_ctas  # > 1: only ``call`` launches the clusters the kernel needs
+        self.call = (compat.direct_launch(compiled, self.grid, cluster_ctas=cluster_ctas) if cluster_ctas != 1
+                     else compat.direct_launch(compiled, self.grid))
         self.descriptor_metas = compat.tensordesc_metas(compiled)
         self.stream = compat.current_stream_fn()
         self.hooks_idle = compat.launch_hooks_idle_fn()

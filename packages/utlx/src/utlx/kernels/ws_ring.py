@@ -60,15 +60,27 @@ def produce(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K,
 
 
 @triton.jit
+def release(empty, slot, CLUSTER: tl.constexpr = 1, peer=0):
+    """Free ring slot ``slot``: arrive on ``empty[slot]``, and with ``CLUSTER`` = 2 also on the same barrier of
+    cluster CTA ``peer``, whose producer multicasts into this CTA's copy of the slot too."""
+    tlx.barrier_arrive(tlx.local_view(empty, slot))
+    if CLUSTER > 1:
+        tlx.barrier_arrive(tlx.local_view(empty, slot), remote_cta_rank=peer)
+
+
+@triton.jit
 def mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES: tl.constexpr, A_COL: tl.constexpr,
-             B_COL: tl.constexpr):
+             B_COL: tl.constexpr, A_PER_SLOT: tl.constexpr = 1, A_PART: tl.constexpr = 0,
+             CLUSTER: tl.constexpr = 1, peer=0):
     """A consumer's ``k_tiles`` k-steps from global index ``it``: wait for the slot (``full``), start
     ``async_dot`` keeping one wgmma in flight, and release the slot the previous wgmma read (``empty``).
-    Returns ``(acc, it)`` with the last wgmma still in flight: :func:`retire` finishes it."""
+    Returns ``(acc, it)`` with the last wgmma still in flight: :func:`retire` finishes it. ``bufs_A`` holds
+    ``A_PER_SLOT`` parts per ring slot and this consumer reads part ``A_PART``; ``CLUSTER``/``peer``: see
+    :func:`release`."""
     for kk in tl.range(0, k_tiles, num_stages=0):
         s = it % NUM_STAGES
         tlx.barrier_wait(tlx.local_view(full, s), (it // NUM_STAGES) & 1)
-        a_s = tlx.local_view(bufs_A, s)
+        a_s = tlx.local_view(bufs_A, s * A_PER_SLOT + A_PART)
         b_s = tlx.local_view(bufs_B, s)
         if A_COL:  # column-major operands arrive transposed; wgmma reads them through a transposed view
             a_s = tlx.local_trans(a_s)
@@ -77,14 +89,14 @@ def mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES: tl.const
         acc = tlx.async_dot(a_s, b_s, acc)
         acc = tlx.async_dot_wait(1, acc)  # the previous wgmma is done: release its slot
         if kk > 0:
-            tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+            release(empty, (it + NUM_STAGES - 1) % NUM_STAGES, CLUSTER, peer)
         it += 1
     return acc, it
 
 
 @triton.jit
-def retire(acc, empty, it, NUM_STAGES: tl.constexpr):
+def retire(acc, empty, it, NUM_STAGES: tl.constexpr, CLUSTER: tl.constexpr = 1, peer=0):
     """Wait for the last wgmma of :func:`mainloop` and release the slot it read; returns the accumulator."""
     acc = tlx.async_dot_wait(0, acc)
-    tlx.barrier_arrive(tlx.local_view(empty, (it + NUM_STAGES - 1) % NUM_STAGES))
+    release(empty, (it + NUM_STAGES - 1) % NUM_STAGES, CLUSTER, peer)
     return acc
