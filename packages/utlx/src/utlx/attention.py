@@ -111,7 +111,10 @@ CONFIGS: dict[tuple[int, bool], list[Config]] = {
                   # and barrier rounds per query row); 160 registers each is the most 16 warps can have
                   _c(block_m=192, num_consumers=3, num_kv=4, consumer_regs=160),
                   _c(block_m=192, num_consumers=3, num_kv=2, consumer_regs=160)],
-    (64, True): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True)],
+    (64, True): [_c(num_kv=4), _c(num_kv=2), _c(num_kv=4, late_k=True),
+                 # 192-row tiles over 128-column K/V blocks: the last two blocks of a tile are masked
+                 _c(block_m=192, num_consumers=3, num_kv=4, consumer_regs=160),
+                 _c(block_m=192, num_consumers=3, num_kv=2, consumer_regs=160)],
 }
 
 
@@ -221,8 +224,8 @@ def causal_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: 
                     elem_bytes: int = 2, block_m: int = 128, block_n: int = 128) -> Schedule:
     """Which causal tiles each CTA runs, in order (whole tiles: KV blocks up to the diagonal).
 
-    A tile ``t = bh * n_m + m`` (head ``bh``, row block ``m``) costs ``m + 2`` units (its KV blocks plus
-    about one block of prologue and epilogue). Tiles are taken head group by head group (as many heads
+    A tile ``t = bh * n_m + m`` (head ``bh``, row block ``m``) costs its KV blocks plus one unit (about one
+    block of prologue and epilogue): ``m + 2`` for square tiles. Tiles are taken head group by head group (as many heads
     as fit ``l2_mb`` MB of K and V, so the heads in flight stay in L2), heaviest row blocks first within a
     group, and each goes to the CTA with the least work so far (greedy longest-processing-time): the
     makespan stays within a few percent of the average, where a fixed round robin left some CTAs with
@@ -241,7 +244,7 @@ def causal_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: 
             for bh in heads:
                 load, p = heapq.heappop(heap)
                 lists[p].append((bh * n_m + m, 0, n_kv, -1))
-                heapq.heappush(heap, (load + m + 2, p))
+                heapq.heappush(heap, (load + n_kv + 1, p))
     return Schedule(_encode(lists), [], 0)
 
 

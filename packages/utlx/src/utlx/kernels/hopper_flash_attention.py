@@ -150,10 +150,14 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 @triton.jit
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
                 php, lo, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
-                NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASK_LAST: tl.constexpr, CAUSAL: tl.constexpr,
+                NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
                 LATE: tl.constexpr):
-    """KV blocks lo+1 .. lo+n_kv-1 of a segment; the last one masked when it can hold columns to hide."""
-    n_plain = n_kv - 1 if MASK_LAST else n_kv
+    """KV blocks lo+1 .. lo+n_kv-1 of a segment; the last ``MASKED`` of them masked (the blocks that can hold
+    columns to hide: the causal diagonal band, or a ragged N_CTX's last block)."""
+    if MASKED > 1:
+        n_plain = tl.maximum(n_kv - MASKED, 1)
+    else:
+        n_plain = n_kv - MASKED
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
                                         m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N, N_CTX, cid,
@@ -161,12 +165,20 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
-    if MASK_LAST:
+    if MASKED == 1:  # one block: straight-line code (a one-trip loop would carry the whole state through it)
         if n_kv > 1:
             col0 = (lo + n_kv - 1) * BLOCK_N
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, col0, N_CTX, cid,
                                             NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
+            sp = s
+            php = ph
+            s, ph = _advance(s, ph, NUM_KV)
+    elif MASKED > 1:
+        for j in tl.range(n_plain, n_kv, num_stages=0):
+            acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
+                                            p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N,
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -233,6 +245,9 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
     """
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     MASK_LAST: tl.constexpr = CAUSAL or not EVEN_N
+    # KV blocks at the end of a tile that may hold columns to hide: causal, those the tile's diagonal band
+    # crosses (BLOCK_M / BLOCK_N of them, rounded up: tiles start at multiples of BLOCK_N / 2); else the last
+    MASKED: tl.constexpr = (BLOCK_M + BLOCK_N - 1) // BLOCK_N if CAUSAL else (0 if EVEN_N else 1)
     dtype = tlx.dtype_of(desc_o)
     o_tile = o_tiles[cid]
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
@@ -290,7 +305,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
                                                               lo, n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
-                                                              NUM_KV, BLOCK_N, MASK_LAST, CAUSAL, LATE)
+                                                              NUM_KV, BLOCK_N, MASKED, CAUSAL, LATE)
         tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
@@ -378,7 +393,8 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
     grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     tl.static_assert(BLOCK_M_SPLIT == 64, "each consumer warpgroup owns 64 rows (one wgmma M)")
-    tl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "causal tiles are square: only the diagonal block is masked")
+    tl.static_assert(not CAUSAL or BLOCK_M % (BLOCK_N // 2) == 0,
+                     "causal: BLOCK_M a multiple of BLOCK_N / 2 (the masked blocks are the diagonal band's)")
     dtype = tlx.dtype_of(desc_q)
     q_tiles = tlx.local_alloc((BLOCK_M_SPLIT, HEAD_DIM), dtype, NUM_Q * NUM_CONSUMERS)
     k_tiles = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_KV)
