@@ -20,8 +20,10 @@ The design follows FlashAttention-3. A persistent CTA walks its share of (head, 
   stay in registers.
 * **causal**: the host gives each CTA its list of tiles, balanced by their cost and heaviest first
   within groups of heads (so the K/V of the heads in flight stay in L2; ``sched``); fully masked KV blocks
-  are never loaded, and only the diagonal block is masked. Non-causal inputs whose N_CTX is not a
-  multiple of ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored.
+  are never loaded, and only the blocks the tile's diagonal band crosses are masked (one for square
+  tiles, two for 192-row tiles over 128-column blocks). Non-causal inputs whose N_CTX is not a multiple of
+  ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored. A tile's first
+  block is masked only when it is one of those.
 * **stream-K** (non-causal, ``STREAM_K``): whole tiles go round robin, and the tiles of the last,
   partial round are cut along KV into equal shares for every program (``utlx.attention.stream_k_schedule``),
   so no SM idles through most of a last round (about 3% of the run at N_CTX 2048 and 4096 on 132 SMs). A
@@ -295,9 +297,17 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
                       BLOCK_M, EVEN_M, STREAM_K, REG_STORE)
         qk = tlx.async_dot_wait(0, qk)
         tlx.barrier_arrive(k_empties[s])
-        p, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, MASK_LAST, CAUSAL,
-                                      True)
-        p = p.to(dtype)
+        if MASK_LAST:
+            if n_kv <= MASKED:  # the first block is one of the masked tail (short tiles, the first causal row block)
+                p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, True,
+                                              CAUSAL, True)
+            else:
+                p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, False,
+                                              CAUSAL, True)
+        else:
+            p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, False, CAUSAL,
+                                          True)
+        p = p32.to(dtype)
         acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
         sp = s
         php = ph
