@@ -101,13 +101,17 @@ def _sched_pass(cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr):
 
 @triton.jit
 def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
-             CAUSAL: tl.constexpr, FIRST: tl.constexpr):
-    """Online softmax of one S block (base 2): returns (P in fp32, new row max, new row sum, correction)."""
-    if MASK:
+             FIRST: tl.constexpr):
+    """Online softmax of one S block (base 2): returns (P in fp32, new row max, new row sum, correction).
+    ``MASK`` (bits): 1 hides columns >= N_CTX, 2 columns past the row (causal); 0 masks nothing."""
+    if MASK != 0:
         cols = col0 + tl.arange(0, BLOCK_N)
-        keep = cols[None, :] < N_CTX
-        if CAUSAL:
-            keep = keep & (cols[None, :] <= rows[:, None])
+        if MASK == 1:
+            keep = cols[None, :] < N_CTX
+        elif MASK == 2:  # N_CTX a multiple of BLOCK_N: no loaded column is past it
+            keep = cols[None, :] <= rows[:, None]
+        else:
+            keep = (cols[None, :] < N_CTX) & (cols[None, :] <= rows[:, None])
         qk = tl.where(keep, qk, float("-inf"))
     if FIRST:
         m_new = tl.max(qk, 1) * qk_scale
@@ -126,7 +130,7 @@ def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, M
 @triton.jit
 def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
           qk_scale, rows, col0, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, BLOCK_N: tl.constexpr,
-          MASK: tl.constexpr, CAUSAL: tl.constexpr, LATE: tl.constexpr):
+          MASK: tl.constexpr, LATE: tl.constexpr):
     """One KV block j (ring slot ``s``): issue S_j and O += P_{j-1} V_{j-1} (slot ``sp``), softmax S_j
     while the PV GEMM runs."""
     tlx.barrier_wait(k_fulls[s], ph)
@@ -140,7 +144,7 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
     qk = tlx.async_dot_wait(1, qk)
     if not LATE:
         tlx.barrier_arrive(k_empties[s])
-    p_new, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N, MASK, CAUSAL, False)
+    p_new, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N, MASK, False)
     if LATE:  # K_j released after the softmax: its warpgroup barrier leaves the S -> P critical path
         tlx.barrier_arrive(k_empties[s])
     acc = tlx.async_dot_wait(0, acc)
@@ -152,7 +156,7 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 @triton.jit
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
                 php, lo, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
-                NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
+                NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, KEEP: tl.constexpr,
                 LATE: tl.constexpr):
     """KV blocks lo+1 .. lo+n_kv-1 of a segment; the last ``MASKED`` of them masked (the blocks that can hold
     columns to hide: the causal diagonal band, or a ragged N_CTX's last block)."""
@@ -163,7 +167,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
                                         m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N, N_CTX, cid,
-                                        NUM_CONSUMERS, BLOCK_N, False, CAUSAL, LATE)
+                                        NUM_CONSUMERS, BLOCK_N, 0, LATE)
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
@@ -172,7 +176,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
             col0 = (lo + n_kv - 1) * BLOCK_N
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, col0, N_CTX, cid,
-                                            NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
+                                            NUM_CONSUMERS, BLOCK_N, KEEP, LATE)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -180,7 +184,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
         for j in tl.range(n_plain, n_kv, num_stages=0):
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N,
-                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, True, CAUSAL, LATE)
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, KEEP, LATE)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -250,6 +254,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
     # KV blocks at the end of a tile that may hold columns to hide: causal, those the tile's diagonal band
     # crosses (BLOCK_M / BLOCK_N of them, rounded up: tiles start at multiples of BLOCK_N / 2); else the last
     MASKED: tl.constexpr = (BLOCK_M + BLOCK_N - 1) // BLOCK_N if CAUSAL else (0 if EVEN_N else 1)
+    KEEP: tl.constexpr = (2 if CAUSAL else 0) + (0 if EVEN_N else 1)  # what a masked block hides (_softmax)
     dtype = tlx.dtype_of(desc_o)
     o_tile = o_tiles[cid]
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
@@ -299,14 +304,13 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         tlx.barrier_arrive(k_empties[s])
         if MASK_LAST:
             if n_kv <= MASKED:  # the first block is one of the masked tail (short tiles, the first causal row block)
-                p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, True,
-                                              CAUSAL, True)
+                p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, KEEP,
+                                              True)
             else:
-                p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, False,
-                                              CAUSAL, True)
+                p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, 0,
+                                              True)
         else:
-            p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, False, CAUSAL,
-                                          True)
+            p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, 0, True)
         p = p32.to(dtype)
         acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
         sp = s
@@ -315,7 +319,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
                                                               lo, n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
-                                                              NUM_KV, BLOCK_N, MASKED, CAUSAL, LATE)
+                                                              NUM_KV, BLOCK_N, MASKED, KEEP, LATE)
         tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
