@@ -14,6 +14,9 @@ What it reports, per dtype (tables in the log and ``gemm.md``, everything in ``g
 * ``utlx.matmul, PDL on``: utlx.matmul's winner per shape launched with programmatic dependent launch
   (``UTLX_PDL=1``; off by default), for an A/B of what PDL is worth; only when named
   (``--only utlx.matmul 'utlx.matmul, PDL on'``);
+* ``utlx WS cooperative`` and ``utlx WS cluster (multicast A)``: the cooperative warp-specialized family and its
+  2-CTA cluster form (not a ``utlx.matmul`` candidate), each with its best configuration per shape, for their
+  A/B; only when named with ``--only``;
 * **host us/call**: wall time per call of a burst of 20 allocating calls without a sync, after an untimed
   burst that fills the caching allocator; the median of 5 bursts, each started on an idle GPU
   (:func:`host_us_per_call`), per implementation.
