@@ -119,6 +119,19 @@ def test_transform_text_stage(compile_probe, target, stage):
     assert marker in k.asm[stage]
 
 
+def test_transform_of_a_stage_the_backend_lacks(compile_probe):
+    """A ``ptx`` rewrite compiling for AMD: an error naming the edit, unless it is marked not required."""
+    seen = []
+    strict = tritonx.Pipeline("nvidia-only").transform_stage("ptx", lambda text, ctx: seen.append(1) or text)
+    with tritonx.activate(strict), pytest.raises(tritonx.errors.PassNotFoundInStageError, match="transform_stage"):
+        compile_probe("hip:gfx942")
+    lenient = tritonx.Pipeline("nvidia-only-lenient").transform_stage("ptx", lambda text, ctx: seen.append(1) or text,
+                                                                      required=False)
+    with tritonx.activate(lenient):
+        k = compile_probe("hip:gfx942")
+    assert "amdgcn" in k.asm and not seen
+
+
 def test_override_pipeline_adds_a_stage(compile_probe):
     def add_stats(stages, ctx):
         ptx = stages["ptx"]

@@ -196,11 +196,12 @@ class Language:
         kernels it suits (before the pipeline is built)."""
         return self._extra("replace", anchor, fn, options)
 
-    def transform_stage(self, stage: str, fn: Callable[[str, Any], str]) -> Language:
+    def transform_stage(self, stage: str, fn: Callable[[str, Any], str], **options: Any) -> Language:
         """Rewrite a text stage's output (``Pipeline.transform_stage``): for a language whose ops end as
         instructions only that stage can write (before the pipeline is built). ``fn`` must return the text
-        unchanged for kernels without the language's ops."""
-        return self._extra("transform_stage", stage, fn, {})
+        unchanged for kernels without the language's ops; pass ``required=False`` when the language also
+        compiles for a backend without that stage."""
+        return self._extra("transform_stage", stage, fn, options)
 
     def _extra(self, kind: str, anchor: str, fn: Any, options: dict[str, Any]) -> Language:
         with self._lock:

@@ -105,11 +105,12 @@ class Pipeline:
         self._require_callable(fn, "override_stage")
         return self._add(OverrideStage(pipeline=self.name, stage=stage, fn=fn))
 
-    def transform_stage(self, stage: str, fn: Callable[[str, Any], str]) -> Pipeline:
-        """Rewrite a text stage's output (``llir``, ``ptx``, ``amdgcn``): ``fn(text, ctx) -> text``."""
+    def transform_stage(self, stage: str, fn: Callable[[str, Any], str], *, required: bool = True) -> Pipeline:
+        """Rewrite a text stage's output (``llir``, ``ptx``, ``amdgcn``): ``fn(text, ctx) -> text``.
+        ``required=False``: compiling for a backend without that stage (``ptx`` on AMD) is not an error."""
         _check_stage(stage, allowed=TEXT_STAGES, what="text stage")
         self._require_callable(fn, "transform_stage")
-        return self._add(TransformStage(pipeline=self.name, stage=stage, fn=fn))
+        return self._add(TransformStage(pipeline=self.name, stage=stage, fn=fn, required=required))
 
     def override_pipeline(self, fn: Callable[[dict[str, Any], Any], None]) -> Pipeline:
         """Edit the dict of stages itself: ``fn(stages, ctx)`` may add, remove or wrap stages."""
