@@ -372,6 +372,14 @@ class SplitKLaunch(GemmLaunch):
         return splitk_matmul
 
 
+def _check_layout(family: str, const: dict[str, Any], problem: Problem) -> None:
+    """Pop the candidate's ``A_COL``/``B_COL`` from ``const``; they must be the problem's operand layouts."""
+    declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
+    if declared != (problem.a_col, problem.b_col):
+        raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
+                         f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+
+
 def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str, problem: Problem,
          pdl: bool | None = None) -> GemmLaunch:
     """A :class:`GemmLaunch` of one candidate (``utlx.matmul.Candidate``) for ``problem``; ``pdl``: programmatic
@@ -380,29 +388,20 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
     const = dict(constexprs)
     bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
     if family == "tma_splitk":
-        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
-        if declared != (problem.a_col, problem.b_col):
-            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
-                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        _check_layout(family, const, problem)
         fn, cols = splitk.kernel_for(problem.a_col, problem.b_col)
         blocks = splitk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col)
         return SplitKLaunch(fn, dict(const, **cols), num_warps, (splitk.programs(M, N, const),), problem, blocks,
                             splitk.workspace_numel(M, N, const), pdl=pdl)
     if family == "tma_streamk":
-        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
-        if declared != (problem.a_col, problem.b_col):
-            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
-                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        _check_layout(family, const, problem)
         fn, cols = streamk.kernel_for(problem.a_col, problem.b_col)
         blocks = streamk.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, streamk.epilogue_subtile(const))
         P = problem.num_sms
         return SplitKLaunch(fn, dict(const, NUM_SMS=P, REG_REDUCE=not compat.interpreting(), **cols), num_warps,
                             (P,), problem, blocks, streamk.workspace_numel(M, N, const, P), pdl=pdl)
     if family == "ws_cluster":
-        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
-        if declared != (problem.a_col, problem.b_col):
-            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
-                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        _check_layout(family, const, problem)
         fn, cols = ws_cluster.kernel_for(problem.a_col, problem.b_col)
         blocks = ws_cluster.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const))
         ctas = ws_cluster.programs(M, N, const, problem.num_sms)
@@ -410,10 +409,7 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
                           cluster_ctas=ws_cluster.CLUSTER.value)
     if family in DESCRIPTOR_FAMILIES:
         mod = {"tma_persistent": tma, "ws_persistent": ws, "ws_pingpong": pingpong}[family]
-        declared = (bool(const.pop("A_COL", False)), bool(const.pop("B_COL", False)))
-        if declared != (problem.a_col, problem.b_col):
-            raise ValueError(f"utlx.gemm_launch: a {family} candidate for A_COL={declared[0]}, B_COL={declared[1]} "
-                             f"cannot run a problem with a_col={problem.a_col}, b_col={problem.b_col}")
+        _check_layout(family, const, problem)
         fn, cols = mod.kernel_for(problem.a_col, problem.b_col)
         blocks = mod.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const))
         if family == "tma_persistent":

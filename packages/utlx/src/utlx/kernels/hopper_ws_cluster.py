@@ -34,16 +34,10 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
+from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import ws_ring as ring
 from utlx.kernels.hopper_pipelined import _grouped_tile
-from utlx.kernels.hopper_tma_persistent import (
-    alloc_a,
-    alloc_b,
-    alloc_c_staging,
-    c_staging_bytes,
-    check_epilogue_subtile,
-    epilogue_subtile,
-)
+from utlx.kernels.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
 
 #: CTAs per cluster (the pair that shares A).
@@ -159,42 +153,13 @@ def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[s
     return matmul_kernel_ws_cluster, ({"A_COL": a_col, "B_COL": b_col} if a_col or b_col else {})
 
 
-def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False,
-                      epilogue_subtile: int = 1) -> tuple[list, list, list]:
-    """TMA boxes of A (``bm // 2``-row halves, one per CTA of the pair), B and C (as the cooperative kernel)."""
-    check_epilogue_subtile(bn, epilogue_subtile)
-    h = bm // 2
-    return ([bk, h] if a_col else [h, bk]), ([bn, bk] if b_col else [bk, bn]), [h, bn // epilogue_subtile]
-
-
-def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False,
-              b_col: bool = False, epilogue_subtile: int = 1) -> dict[str, str]:
-    """Signature for compiling without a GPU."""
-    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile)
-    return {"a_desc": f"tensordesc<{dtype}{blk_a}>", "b_desc": f"tensordesc<{dtype}{blk_b}>",
-            "c_desc": f"tensordesc<{dtype}{blk_c}>", "M": "i32", "N": "i32", "K": "i32"}
-
-
-def _cfg(bm: int, bn: int, bk: int, stages: int, group_m: int = 8, epilogue_subtile: int = 1) -> dict[str, int]:
-    cfg = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m, "NUM_STAGES": stages}
-    return cfg if epilogue_subtile == 1 else dict(cfg, EPILOGUE_SUBTILE=epilogue_subtile)
-
-
-#: (constexprs without NUM_SMS, num_warps): the cooperative kernel's tiles (same shared memory and registers).
-CONFIGS = [
-    (_cfg(128, 256, 64, 3), 4),
-    (_cfg(128, 128, 64, 4), 4),
-    (_cfg(128, 256, 64, 4, epilogue_subtile=4), 4),
-]
-
-#: Barriers and alignment on top of the rings and the epilogue tiles.
-SMEM_SLACK = 1024
-
-
-def smem_bytes(const: dict[str, int], elem_bytes: int = 2) -> int:
-    bm, bn, bk = const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"]
-    staging = 2 * c_staging_bytes(bm // 2, bn, epilogue_subtile(const), elem_bytes)
-    return const["NUM_STAGES"] * (bm + bn) * bk * elem_bytes + staging + SMEM_SLACK
+#: The cooperative kernel's host-side description serves as it is: same descriptors (A in halves), signature,
+#: configurations (shared memory and registers do not change) and shared-memory bound.
+descriptor_blocks = ws.descriptor_blocks
+signature = ws.signature
+smem_bytes = ws.smem_bytes
+SMEM_SLACK = ws.SMEM_SLACK
+CONFIGS = list(ws.CONFIGS)
 
 
 def programs(M: int, N: int, const: dict[str, int], num_sms: int) -> int:
