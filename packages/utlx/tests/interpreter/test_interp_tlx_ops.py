@@ -542,6 +542,30 @@ def test_remote_arrive_on_a_cluster_of_one():
     assert "remote_cta_rank=RANK" in msg  # the kernel line
 
 
+@triton.jit
+def _multicast_load(x_ptr, y_ptr, TARGETS: tl.constexpr):
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[16, 16], strides=[16, 1], block_shape=[16, 16])
+    buf = tlx.local_alloc((16, 16), tl.float32, 1)
+    bar = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bar[0], 16 * 16 * 4)
+    tlx.async_descriptor_load(desc, buf[0], [0, 0], bar[0], multicast_targets=TARGETS)
+    tlx.barrier_wait(bar[0], 0)
+    offs = tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :]
+    tl.store(y_ptr + offs, tlx.local_load(buf[0]))
+
+
+def test_multicast_on_a_cluster_of_one():
+    x = _randn(256)
+    y = torch.zeros(256)
+    _multicast_load[(1,)](x, y, TARGETS=(0,))
+    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    with pytest.raises(Exception) as info:
+        _multicast_load[(1,)](x, y, TARGETS=(0, 1))
+    msg = str(_cause(info))
+    assert "async_descriptor_load: multicast_targets names CTA 1, but the interpreter runs clusters of one CTA" in msg
+    assert "multicast_targets=TARGETS" in msg  # the kernel line
+
+
 # ------------------------------------------------------------------------------------ storage alias spec
 
 

@@ -263,6 +263,13 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
     if _unwrap(two_ctas):
         raise UtlxInterpreterError(f"async_descriptor_load: two_ctas=True needs a cluster of two CTAs; the "
                                    f"interpreter runs clusters of one{where(loc)}")
+    targets = _unwrap(multicast_targets)
+    for t in (targets if isinstance(targets, (list, tuple)) else [targets] if targets is not None else []):
+        rank = _compat.to_int(t, "async_descriptor_load multicast_targets")
+        if rank != 0:  # a silent local-only load would leave the kernel waiting for the peer's bytes
+            raise UtlxInterpreterError(f"async_descriptor_load: multicast_targets names CTA {rank}, but the "
+                                       f"interpreter runs clusters of one CTA (cluster_size_1d() == 1), so the only "
+                                       f"rank is 0{where(loc)}")
     if not _compat.to_bool(pred, "async_descriptor_load pred"):
         return
     view = _buffer(result, "async_descriptor_load", "result")
