@@ -167,7 +167,8 @@ class GemmLaunch:
         self._keep(compiled)
 
     def _jit_cluster(self, a: Any, b: Any, c: Any) -> None:
-        """Compile (no launch), keep the direct launch with clusters, and run through it."""
+        """Compile (no launch), keep the direct launch with clusters, and run through it. Later calls take
+        the direct launch too: its ``hooks_idle`` is always true and ``call`` exists, or this raised."""
         name = getattr(self.jit_fn, "__name__", "kernel")
         if compat.interpreting():
             raise RuntimeError(f"utlx.gemm_launch: {name} runs in clusters of {self.cluster_ctas} CTAs, which the "
@@ -195,9 +196,6 @@ class GemmLaunch:
 
     def __call__(self, a: Any, b: Any, c: Any) -> None:
         d = self.direct
-        if self.cluster_ctas > 1:  # launch hooks do not see it: Triton's own launch cannot form clusters
-            self._jit_cluster(a, b, c)
-            return
         if d is None or c.data_ptr() % 16:  # the kernel was specialized for a 16-byte aligned C
             self._jit(a, b, c)
             return
@@ -241,9 +239,6 @@ class GemmLaunch:
         d = self.direct
         assert d is not None
         call, stream, idle = d.call, d.stream, d.hooks_idle
-        if self.cluster_ctas > 1:
-            def idle() -> bool:  # clusters only launch directly (see __call__)
-                return True
         if call is None or (self.blocks is not None and self.caches is None):
             return self._matmul_generic
         p = self.problem
@@ -339,9 +334,6 @@ class SplitKLaunch(GemmLaunch):
         d = self.direct
         assert d is not None
         call, stream, idle = d.call, d.stream, d.hooks_idle
-        if self.cluster_ctas > 1:
-            def idle() -> bool:  # clusters only launch directly (see __call__)
-                return True
         if call is None or self.caches is None:
             return self._matmul_generic
         p = self.problem

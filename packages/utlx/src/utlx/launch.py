@@ -105,6 +105,10 @@ class FastLaunch:
         runner(*args, *self._tail)
 
 
+def _always() -> bool:
+    return True
+
+
 class DirectLaunch:
     """One compiled kernel on a fixed grid, launched through Triton's C launcher directly.
 
@@ -120,11 +124,11 @@ class DirectLaunch:
         self.compiled = compiled
         self.runner = compiled[self.grid]
         self.cluster_ctas = cluster_ctas  # > 1: only ``call`` launches the clusters the kernel needs
-        self.call = (compat.direct_launch(compiled, self.grid, cluster_ctas=cluster_ctas) if cluster_ctas != 1
-                     else compat.direct_launch(compiled, self.grid))
+        self.call = compat.direct_launch(compiled, self.grid, cluster_ctas=cluster_ctas)
         self.descriptor_metas = compat.tensordesc_metas(compiled)
         self.stream = compat.current_stream_fn()
-        self.hooks_idle = compat.launch_hooks_idle_fn()
+        # clusters: ``call`` is the only launch that forms them, so launch hooks never divert it to ``runner``
+        self.hooks_idle = compat.launch_hooks_idle_fn() if cluster_ctas == 1 else _always
 
 
 class DescriptorCache:

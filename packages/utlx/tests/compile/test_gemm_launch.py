@@ -51,6 +51,12 @@ class FakeJit:
 
         return launch_
 
+    def run(self, *args, grid, warmup, **kwargs):
+        """``kernel.run(..., warmup=True)``: compile without launching."""
+        assert warmup
+        self.log.append(("compile", grid, args, kwargs))
+        return FakeCompiled(self.log)
+
 
 @pytest.fixture
 def fake_launcher(monkeypatch):
@@ -58,9 +64,11 @@ def fake_launcher(monkeypatch):
     log: list = []
     state = {"idle": True, "metas": None, "direct": True}
 
-    def direct_launch(compiled, grid):
+    def direct_launch(compiled, grid, cluster_ctas=1):
         if not state["direct"]:
             return None
+        if cluster_ctas != 1:
+            return lambda stream, args: log.append(("direct", grid, stream, args, f"clusters of {cluster_ctas}"))
         return lambda stream, args: log.append(("direct", grid, stream, args))
 
     monkeypatch.setattr(compat, "direct_launch", direct_launch)
@@ -189,6 +197,34 @@ def test_column_major_operand_is_described_through_its_transpose(fake_launcher):
     gl.matmul(a, b, a.data_ptr(), b.data_ptr())
     direct = log.pop()[3]
     assert direct[5] == ("tmap", b.data_ptr(), (64, 32), "B") and direct[6:10] == (80, 48, 48, 1)
+
+
+def test_cluster_kernel_is_compiled_then_only_launched_directly(fake_launcher):
+    """A kernel for clusters of CTAs (``ws_cluster``) must never go through Triton's own launch, which cannot
+    form clusters and would leave every CTA waiting for its peer: not for the first call, not while launch hooks
+    are set, and not when no direct launch exists (an error instead)."""
+    log, state = fake_launcher
+    a, b = _tensors()
+    state["metas"] = [{"id": "A"}, {"id": "B"}, {"id": "C"}]
+    blocks = [32, 32], [32, 64], [32, 64]
+    gl = GemmLaunch(FakeJit(DESC_ARGS, log), dict(CONSTS, NUM_SMS=4), 4, (4,), _problem(a, b), blocks,
+                    cluster_ctas=2)
+    c = gl.matmul(a, b, a.data_ptr(), b.data_ptr())
+    assert [e[0] for e in log] == ["compile", "direct"]
+    assert log[-1][1] == (4, 1, 1) and log[-1][-1] == "clusters of 2" and log[-1][3][10][1] == c.data_ptr()
+    state["idle"] = False  # a launch hook (proton, ...) would send other kernels to Triton's runner
+    gl.matmul(a, b, a.data_ptr(), b.data_ptr())
+    gl(a, b, torch.empty(96, 80, dtype=a.dtype))
+    assert [e[0] for e in log] == ["compile", "direct", "direct", "direct"]
+    storage = torch.empty(96 * 80 + 1, dtype=a.dtype)
+    with pytest.raises(ValueError, match="16-byte aligned C"):
+        gl(a, b, storage[1:].view(96, 80))
+    state["direct"] = False  # e.g. a kernel with global scratch: no C-launcher path, so no clusters
+    gl2 = GemmLaunch(FakeJit(DESC_ARGS, log), dict(CONSTS, NUM_SMS=4), 4, (4,), _problem(a, b), blocks,
+                     cluster_ctas=2)
+    with pytest.raises(RuntimeError, match="clusters of 2 CTAs"):
+        gl2.matmul(a, b, a.data_ptr(), b.data_ptr())
+    assert "runner" not in [e[0] for e in log] and "jit" not in [e[0] for e in log]
 
 
 def test_descriptor_cache_is_bounded_and_keeps_no_tensor_alive(monkeypatch):

@@ -13,7 +13,8 @@ already computed; :func:`rewrite` (a tritonx ``transform_stage("ptx")``) turns i
   ``...shared::cluster...multicast::cluster [dst], [map, {..}], [bar], mask``: the box lands at the same
   offset in every CTA of ``mask`` and completes bytes on each one's barrier at ``bar``'s offset.
 * ``remote_arrive``: ``mbarrier.arrive...b64 _, [bar]`` becomes ``mapa`` (the barrier's address in the CTA of
-  that rank) + ``mbarrier.arrive.release.cluster.shared::cluster.b64``.
+  that rank) + ``mbarrier.arrive.shared::cluster.b64``, with the default CTA-scope release that CUTLASS's
+  Hopper pipelines use (``.release.cluster`` costs a GPU-wide fence before every arrival).
 
 A marker pair that does not enclose exactly the instructions it names is a compile error naming the op:
 a silent single-CTA load would leave the peer's barrier waiting forever.

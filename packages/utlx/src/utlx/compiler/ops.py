@@ -583,7 +583,7 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
     if not isinstance(count, int) or count < 1:
         raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
     remote = _c(remote_cta_rank) is not None
-    if remote:  # the same barrier in cluster CTA `remote_cta_rank` (mapa + a cluster-scope release arrive)
+    if remote:  # the same barrier in cluster CTA `remote_cta_rank` (mapa + a shared::cluster arrive)
         _cluster_mark(_semantic, op, "remote_arrive", _cluster_rank(_semantic, remote_cta_rank, op))
     placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _i1(_semantic, pred, op, "pred")])
     if remote:

@@ -162,7 +162,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
     columns to hide: the causal diagonal band, or a ragged N_CTX's last block)."""
     if MASKED > 1:
         n_plain = tl.maximum(n_kv - MASKED, 1)
-    else:
+    else:  # no max: the code of the one-masked-block kernels stays as it was measured
         n_plain = n_kv - MASKED
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,

@@ -24,7 +24,8 @@ Both CTAs of a cluster walk the same tile pairs, so their loops have the same tr
 of column tiles is odd, the last pair's second tile lies past N: TMA zero-fills its B and clips its store.
 Launch with clusters of two consecutive CTAs (:func:`utlx.compat.direct_launch` with ``cluster_ctas=2``) and
 an even grid; launched without clusters the kernel would wait forever for a peer, so only
-:func:`make_launcher` / ``utlx.matmul`` launch it. Hopper only; not for the interpreter (one CTA at a time).
+``utlx.gemm_launch.GemmLaunch(cluster_ctas=2)`` launches it (``Candidate("ws_cluster", ...).bind``; it is not a
+``utlx.matmul`` candidate). Hopper only; not for the interpreter (one CTA at a time).
 """
 
 from __future__ import annotations
