@@ -80,7 +80,16 @@ class Config:
                 "NUM_CONSUMERS": self.num_consumers, "NUM_Q": self.num_q, "NUM_KV": self.num_kv, "CAUSAL": causal,
                 "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
                 "LATE_K_RELEASE": self.late_k, "CONSUMER_REGS": self.consumer_regs,
-                "STREAM_K": self.stream_k and not causal, "REG_STORE": not compat.interpreting()}
+                "STREAM_K": self.stream_k and not causal, "REG_STORE": not compat.interpreting(),
+                "TRIM": self.trims(causal, n_ctx)}
+
+    def trims(self, causal: bool, n_ctx: int) -> bool:
+        """Whether some consumer needs fewer KV blocks than its tile, so the kernel compiles the code that
+        drains them uncomputed: causal tiles taller than a KV block (a 192-row tile's first consumer ends a
+        block before the tile's diagonal band does), or an N_CTX that leaves a consumer's rows wholly past
+        its end in each head's last tile (N_CTX 2048 with 192-row tiles: the last tile's third consumer)."""
+        tail = n_ctx % self.block_m
+        return (causal and self.block_m > self.block_n) or (tail != 0 and tail <= self.block_m - self.split)
 
     @property
     def split(self) -> int:

@@ -84,3 +84,52 @@ def test_stream_k_pieces_are_combined(n, d, dtype, programs):
     out = torch.full_like(q, float("nan"))
     run_config(q, k, v, cfg, False, sm_scale=0.09, out=out, num_programs=programs)
     assert (out.float() - _reference(q, k, v, False, 0.09)).abs().max().item() <= TOL[dtype]
+
+
+def _computed_blocks(n: int, cfg, causal: bool) -> tuple[int, int]:
+    """(blocks the consumers must compute, blocks their tiles load), summed over consumers and tiles of one
+    head: a consumer needs a KV block when some row of its 64 is below N_CTX and sees a column of that block;
+    a consumer whose rows are all past N_CTX computes its tile's first block only (nothing of it is stored)."""
+    need = loaded = 0
+    for m in range(-(-n // cfg.block_m)):
+        last_col = min((m + 1) * cfg.block_m, n) if causal else n
+        n_kv = -(-last_col // cfg.block_n)
+        for c in range(cfg.num_consumers):
+            r0 = m * cfg.block_m + 64 * c
+            loaded += n_kv
+            if r0 >= n:
+                need += 1
+            else:
+                last_row = min(r0 + 63, n - 1)
+                need += sum(1 for j in range(n_kv) if not causal or j * cfg.block_n <= last_row)
+    return need, loaded
+
+
+@pytest.mark.parametrize(("n", "causal", "num_kv"), [(704, True, 2), (704, True, 4), (640, False, 2), (448, True, 4)])
+def test_consumers_skip_blocks_they_do_not_need(monkeypatch, n, causal, num_kv):
+    """192-row tiles: a consumer computes only the KV blocks its own rows need (causal: up to its diagonal;
+    rows past N_CTX: the first block) and drains the rest through the ring and the GEMM token. Counted here
+    as the S GEMMs the kernel issues (``async_dot`` with Q from shared memory), against the blocks its tiles
+    load; the output still matches the reference."""
+    from utlx.attention import Config
+    from utlx.interpreter import ops_mma
+    from utlx.interpreter.memory import BufferView
+
+    cfg = Config(block_m=192, num_consumers=3, num_kv=num_kv, consumer_regs=160)
+    assert cfg.trims(causal, n)
+    s_gemms = []
+    real_operand = ops_mma._operand
+
+    def counting(_semantic, value, op_arg, st, loc):
+        if op_arg == "A" and isinstance(value, BufferView) and value.shape[0] == 64:  # Q tile: an S GEMM
+            s_gemms.append(1)
+        return real_operand(_semantic, value, op_arg, st, loc)
+
+    monkeypatch.setattr(ops_mma, "_operand", counting)
+    q, k, v = _inputs((1, 1, n, 64), torch.float16, seed=n + num_kv)
+    out = torch.full_like(q, float("nan"))
+    run_config(q, k, v, cfg, causal, sm_scale=0.08, out=out, num_programs=2)
+    assert (out.float() - _reference(q, k, v, causal, 0.08)).abs().max().item() <= TOL[torch.float16]
+    need, loaded = _computed_blocks(n, cfg, causal)
+    assert need < loaded
+    assert len(s_gemms) == need, (len(s_gemms), need, loaded)

@@ -21,7 +21,9 @@ The design follows FlashAttention-3. A persistent CTA walks its share of (head, 
 * **causal**: the host gives each CTA its list of tiles, balanced by their cost and heaviest first
   within groups of heads (so the K/V of the heads in flight stay in L2; ``sched``); fully masked KV blocks
   are never loaded, and only the blocks the tile's diagonal band crosses are masked (one for square
-  tiles, two for 192-row tiles over 128-column blocks). Non-causal inputs whose N_CTX is not a multiple of
+  tiles, two for 192-row tiles over 128-column blocks). A consumer whose 64 rows end before a block starts
+  does not compute that block: it only passes the GEMM token on and releases the block (``_drain``), as does
+  a consumer whose rows are all past N_CTX after its first block. Non-causal inputs whose N_CTX is not a multiple of
   ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored. A tile's first
   block is masked only when it is one of those.
 * **stream-K** (non-causal, ``STREAM_K``): whole tiles go round robin, and the tiles of the last,
@@ -154,16 +156,61 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 
 
 @triton.jit
+def _blocks_needed(row0, lo, n_kv, N_CTX, BLOCK_N: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr):
+    """How many of a segment's KV blocks this consumer's 64 rows (from ``row0``) compute; it drains the rest.
+
+    Causal: the blocks up to its own last row's diagonal (a 192-row tile's first consumer needs one block
+    less than the tile, as do the second consumer of every other tile). It holds its last computed block's
+    V until the next tile's first GEMM, so it may drain at most ``NUM_KV - 1`` blocks past it (more would
+    wait on its own slot). Rows wholly past N_CTX (the last tile of a head whose N_CTX is not a multiple of
+    the tile) compute only the first block; nothing of theirs is stored.
+    """
+    if CAUSAL:
+        n = tl.minimum(n_kv, (row0 + 63) // BLOCK_N + 1 - lo)
+        n = tl.maximum(n, n_kv - (NUM_KV - 1))
+    else:
+        n = n_kv
+    past = (row0 >= N_CTX).to(tl.int32)
+    return past + (1 - past) * n, past
+
+
+@triton.jit
+def _drain(k_fulls, k_empties, v_fulls, v_empties, s, ph, sp, php, past, cid: tl.constexpr,
+           NUM_CONSUMERS: tl.constexpr):
+    """A KV block this consumer does not compute: pass the GEMM token on and release K and V once landed
+    (waiting first, so each arrival counts for this fill and not an earlier one of the slot).
+
+    ``past`` (rows past N_CTX, any number of drained blocks): release the V held for the pending P V
+    instead and hold this one, so the held slot moves with the ring; the next P V then reads this block,
+    and its result is never stored. Returns the new (``sp``, ``php``).
+    """
+    tlx.barrier_wait(k_fulls[s], ph)
+    _sched_wait(cid, NUM_CONSUMERS)
+    _sched_pass(cid, NUM_CONSUMERS)
+    tlx.barrier_arrive(k_empties[s])
+    tlx.barrier_wait(v_fulls[s], ph)
+    tlx.barrier_arrive(v_empties[past * sp + (1 - past) * s])
+    return past * s + (1 - past) * sp, past * ph + (1 - past) * php
+
+
+@triton.jit
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
-                php, lo, n_kv, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
+                php, lo, n_kv, n_c, past, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, KEEP: tl.constexpr,
-                LATE: tl.constexpr):
+                LATE: tl.constexpr, TRIM: tl.constexpr):
     """KV blocks lo+1 .. lo+n_kv-1 of a segment; the last ``MASKED`` of them masked (the blocks that can hold
-    columns to hide: the causal diagonal band, or a ragged N_CTX's last block)."""
+    columns to hide: the causal diagonal band, or a ragged N_CTX's last block). ``TRIM``: this consumer
+    computes only its first ``n_c`` blocks and drains the rest (:func:`_blocks_needed`)."""
+    if TRIM:
+        n_end = n_c
+    else:
+        n_end = n_kv
     if MASKED > 1:
         n_plain = tl.maximum(n_kv - MASKED, 1)
     else:  # no max: the code of the one-masked-block kernels stays as it was measured
         n_plain = n_kv - MASKED
+    if TRIM:
+        n_plain = tl.minimum(n_plain, n_end)
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
                                         m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N, N_CTX, cid,
@@ -172,7 +219,11 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
     if MASKED == 1:  # one block: straight-line code (a one-trip loop would carry the whole state through it)
-        if n_kv > 1:
+        if TRIM:
+            last = n_kv > 1 and n_end == n_kv
+        else:
+            last = n_kv > 1
+        if last:
             col0 = (lo + n_kv - 1) * BLOCK_N
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, col0, N_CTX, cid,
@@ -181,12 +232,16 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
     elif MASKED > 1:
-        for j in tl.range(n_plain, n_kv, num_stages=0):
+        for j in tl.range(n_plain, n_end, num_stages=0):
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N,
                                             N_CTX, cid, NUM_CONSUMERS, BLOCK_N, KEEP, LATE)
             sp = s
             php = ph
+            s, ph = _advance(s, ph, NUM_KV)
+    if TRIM:
+        for _j in tl.range(n_end, n_kv, num_stages=0):
+            sp, php = _drain(k_fulls, k_empties, v_fulls, v_empties, s, ph, sp, php, past, cid, NUM_CONSUMERS)
             s, ph = _advance(s, ph, NUM_KV)
     return acc, p, m_i, l_i, alpha, s, ph, sp, php
 
@@ -241,7 +296,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
               CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr,
-              STREAM_K: tl.constexpr, REG_STORE: tl.constexpr, sched, ws_ptr):
+              STREAM_K: tl.constexpr, REG_STORE: tl.constexpr, TRIM: tl.constexpr, sched, ws_ptr):
     """One consumer warpgroup: its 64 rows of every segment (tile, or piece of a tile) of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
@@ -284,6 +339,11 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         m = t - bh_n * n_m
         row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
         rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
+        if TRIM:
+            n_c, past = _blocks_needed(row0_n, lo, n_kv, N_CTX, BLOCK_N, NUM_KV, CAUSAL)
+        else:
+            n_c = n_kv
+            past = 0
         q_slot = (i % NUM_Q) * NUM_CONSUMERS + cid
         tlx.barrier_wait(q_fulls[q_slot], (i // NUM_Q) & 1)
         q_tile = q_tiles[q_slot]
@@ -318,8 +378,9 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         s, ph = _advance(s, ph, NUM_KV)
         acc, p, m_i, l_i, alpha, s, ph, sp, php = _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls,
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
-                                                              lo, n_kv, qk_scale, rows_n, N_CTX, cid, NUM_CONSUMERS,
-                                                              NUM_KV, BLOCK_N, MASKED, KEEP, LATE)
+                                                              lo, n_kv, n_c, past, qk_scale, rows_n, N_CTX, cid,
+                                                              NUM_CONSUMERS, NUM_KV, BLOCK_N, MASKED, KEEP, LATE,
+                                                              TRIM)
         tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
@@ -393,7 +454,8 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
                 EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr,
-                STREAM_K: tl.constexpr, REG_STORE: tl.constexpr = True, PDL: tl.constexpr = False):
+                STREAM_K: tl.constexpr, REG_STORE: tl.constexpr = True, PDL: tl.constexpr = False,
+                TRIM: tl.constexpr = False):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
@@ -402,7 +464,9 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
     ``sched`` (int32, causal or ``STREAM_K``) lists each CTA's segments (see ``_walk`` and ``_segment``);
     ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in;
     ``REG_STORE`` parks them with inline PTX stores (False: ``tl.store``, for the interpreter); ``PDL``: launched
-    with programmatic dependent launch (:mod:`utlx.kernels.grid_dependency`).
+    with programmatic dependent launch (:mod:`utlx.kernels.grid_dependency`); ``TRIM``: some consumers need fewer
+    KV blocks than their tile (causal tiles taller than ``BLOCK_N``, or rows wholly past N_CTX) and drain the rest
+    instead of computing them (``utlx.attention.Config.trims``).
     """
     grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
@@ -429,7 +493,8 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, REG_STORE, sched, ws_ptr)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, REG_STORE, TRIM, sched,
+                      ws_ptr)
 
 
 @triton.jit
