@@ -130,9 +130,21 @@ def _softmax(qk, m_i, l_i, qk_scale, rows, col0, N_CTX, BLOCK_N: tl.constexpr, M
 
 
 @triton.jit
+def _to_input_dtype(p, dtype: tl.constexpr, PTX: tl.constexpr):
+    """P (fp32) in the P V GEMM's input dtype. bf16 with ``PTX``: one ``cvt.rn.bf16x2.f32`` per column pair.
+    Left to LLVM, some bf16 conversion sites become one ``cvt.rn.bf16.f32`` per element, and ptxas then packs
+    each pair with an extra PRMT on the softmax's critical path (fp16 always gets the paired form)."""
+    if PTX and dtype == tl.bfloat16:
+        return tl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f", [p], dtype=tl.bfloat16,
+                                         is_pure=True, pack=2)
+    else:
+        return p.to(dtype)
+
+
+@triton.jit
 def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
           qk_scale, rows, col0, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr, BLOCK_N: tl.constexpr,
-          MASK: tl.constexpr, LATE: tl.constexpr):
+          MASK: tl.constexpr, LATE: tl.constexpr, PTX: tl.constexpr):
     """One KV block j (ring slot ``s``): issue S_j and O += P_{j-1} V_{j-1} (slot ``sp``), softmax S_j
     while the PV GEMM runs."""
     tlx.barrier_wait(k_fulls[s], ph)
@@ -152,7 +164,7 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
     acc = tlx.async_dot_wait(0, acc)
     tlx.barrier_arrive(v_empties[sp])
     # P_j in the input dtype only now: the PV GEMM above has finished reading P_{j-1}'s registers
-    return acc, p_new.to(p.dtype), m_i, l_i, alpha
+    return acc, _to_input_dtype(p_new, p.dtype, PTX), m_i, l_i, alpha
 
 
 @triton.jit
@@ -197,7 +209,7 @@ def _drain(k_fulls, k_empties, v_fulls, v_empties, s, ph, sp, php, past, cid: tl
 def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p, m_i, l_i, alpha, s, ph, sp,
                 php, lo, n_kv, n_c, past, qk_scale, rows, N_CTX, cid: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
                 NUM_KV: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, KEEP: tl.constexpr,
-                LATE: tl.constexpr, TRIM: tl.constexpr):
+                LATE: tl.constexpr, TRIM: tl.constexpr, PTX: tl.constexpr):
     """KV blocks lo+1 .. lo+n_kv-1 of a segment; the last ``MASKED`` of them masked (the blocks that can hold
     columns to hide: the causal diagonal band, or a ragged N_CTX's last block). ``TRIM``: this consumer
     computes only its first ``n_c`` blocks and drains the rest (:func:`_blocks_needed`)."""
@@ -214,7 +226,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
     for j in tl.range(1, n_plain, num_stages=0):
         acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc, p,
                                         m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N, N_CTX, cid,
-                                        NUM_CONSUMERS, BLOCK_N, 0, LATE)
+                                        NUM_CONSUMERS, BLOCK_N, 0, LATE, PTX)
         sp = s
         php = ph
         s, ph = _advance(s, ph, NUM_KV)
@@ -227,7 +239,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
             col0 = (lo + n_kv - 1) * BLOCK_N
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, col0, N_CTX, cid,
-                                            NUM_CONSUMERS, BLOCK_N, KEEP, LATE)
+                                            NUM_CONSUMERS, BLOCK_N, KEEP, LATE, PTX)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -235,7 +247,7 @@ def _tile_steps(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties
         for j in tl.range(n_plain, n_end, num_stages=0):
             acc, p, m_i, l_i, alpha = _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
                                             p, m_i, l_i, alpha, s, ph, sp, php, qk_scale, rows, (lo + j) * BLOCK_N,
-                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, KEEP, LATE)
+                                            N_CTX, cid, NUM_CONSUMERS, BLOCK_N, KEEP, LATE, PTX)
             sp = s
             php = ph
             s, ph = _advance(s, ph, NUM_KV)
@@ -371,7 +383,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
                                               True)
         else:
             p32, m_i, l_i, alpha = _softmax(qk, m_i, l_i, qk_scale, rows_n, lo * BLOCK_N, N_CTX, BLOCK_N, 0, True)
-        p = p32.to(dtype)
+        p = _to_input_dtype(p32, dtype, REG_STORE)
         acc = tl.zeros([BLOCK_M_SPLIT, HEAD_DIM], tl.float32)
         sp = s
         php = ph
@@ -380,7 +392,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
                                                               v_empties, acc, p, m_i, l_i, alpha, s, ph, sp, php,
                                                               lo, n_kv, n_c, past, qk_scale, rows_n, N_CTX, cid,
                                                               NUM_CONSUMERS, NUM_KV, BLOCK_N, MASKED, KEEP, LATE,
-                                                              TRIM)
+                                                              TRIM, REG_STORE)
         tlx.barrier_arrive(q_empties[q_slot])  # the tile's last S GEMM has read Q
         bh = bh_n
         row0 = row0_n
@@ -463,7 +475,8 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
     is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
     ``sched`` (int32, causal or ``STREAM_K``) lists each CTA's segments (see ``_walk`` and ``_segment``);
     ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in;
-    ``REG_STORE`` parks them with inline PTX stores (False: ``tl.store``, for the interpreter); ``PDL``: launched
+    ``REG_STORE`` allows inline PTX (False under the interpreter): it parks them with PTX stores (else ``tl.store``)
+    and converts a bf16 P in column pairs (:func:`_to_input_dtype`); ``PDL``: launched
     with programmatic dependent launch (:mod:`utlx.kernels.grid_dependency`); ``TRIM``: some consumers need fewer
     KV blocks than their tile (causal tiles taller than ``BLOCK_N``, or rows wholly past N_CTX) and drain the rest
     instead of computing them (``utlx.attention.Config.trims``).
