@@ -46,7 +46,7 @@ SMEM_LIMIT = 232448
 @dataclass(frozen=True)
 class Config:
     """One kernel configuration: tile, ring depths, consumer register budget (``setmaxnreg``), how many MB of
-    K/V the heads a causal schedule keeps in flight may take (``l2_mb``; see :func:`causal_schedule`), and
+    K/V the heads a balanced schedule keeps in flight may take (``l2_mb``; see :func:`balanced_schedule`), and
     whether a K block is released after the softmax instead of before it (``late_k``: one warpgroup
     barrier less between S and P, K held a little longer), and whether the tiles that do not fill a last
     round of the persistent grid are split along KV between all programs (``stream_k``, non-causal only:
@@ -81,7 +81,12 @@ class Config:
                 "EVEN_N": n_ctx % self.block_n == 0, "EVEN_M": n_ctx % self.split == 0,
                 "LATE_K_RELEASE": self.late_k, "CONSUMER_REGS": self.consumer_regs,
                 "STREAM_K": self.stream_k and not causal, "REG_STORE": not compat.interpreting(),
-                "TRIM": self.trims(causal, n_ctx)}
+                "TRIM": self.trims(causal, n_ctx), "SCHEDULED": self.scheduled(causal, n_ctx)}
+
+    def scheduled(self, causal: bool, n_ctx: int) -> bool:
+        """Whether the host lists each CTA's tiles (the kernel then reads them): stream-K, and whenever tiles
+        differ in cost (causal, or consumers that trim: :func:`balanced_schedule`); else round robin."""
+        return causal or self.stream_k or self.trims(causal, n_ctx)
 
     def trims(self, causal: bool, n_ctx: int) -> bool:
         """Whether some consumer needs fewer KV blocks than its tile, so the kernel compiles the code that
@@ -229,31 +234,57 @@ def _encode(lists: list[list[tuple[int, int, int, int]]]) -> list[int]:
     return offsets + [x for lst in lists for seg in lst for x in seg]
 
 
-def causal_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: int, l2_mb: int = 16,
-                    elem_bytes: int = 2, block_m: int = 128, block_n: int = 128) -> Schedule:
-    """Which causal tiles each CTA runs, in order (whole tiles: KV blocks up to the diagonal).
+def consumer_blocks(m: int, n_ctx: int, causal: bool, block_m: int = 128, block_n: int = 128,
+                    num_consumers: int = 2, num_kv: int = 2) -> tuple[int, int]:
+    """(KV blocks row block ``m`` loads, KV blocks its consumers compute, summed over them).
 
-    A tile ``t = bh * n_m + m`` (head ``bh``, row block ``m``) costs its KV blocks plus one unit (about one
-    block of prologue and epilogue): ``m + 2`` for square tiles. Tiles are taken head group by head group (as many heads
-    as fit ``l2_mb`` MB of K and V, so the heads in flight stay in L2), heaviest row blocks first within a
-    group, and each goes to the CTA with the least work so far (greedy longest-processing-time): the
-    makespan stays within a few percent of the average, where a fixed round robin left some CTAs with
-    up to 1.5x the average work.
+    The kernel's rule (``hopper_flash_attention._blocks_needed``): a consumer computes the blocks its own 64
+    rows see (causal: up to its last row's diagonal, draining at most ``num_kv - 1`` past it), and only the
+    first block when its rows are all past N_CTX.
+    """
+    last_col = min((m + 1) * block_m, n_ctx) if causal else n_ctx
+    n_kv = -(-last_col // block_n)
+    work = 0
+    for c in range(num_consumers):
+        row0 = m * block_m + 64 * c
+        if row0 >= n_ctx:
+            work += 1
+        elif causal:
+            work += max(min(n_kv, (row0 + 63) // block_n + 1), n_kv - (num_kv - 1))
+        else:
+            work += n_kv
+    return n_kv, work
+
+
+def balanced_schedule(zh: int, n_m: int, num_programs: int, n_ctx: int, head_dim: int, l2_mb: int = 16,
+                      elem_bytes: int = 2, block_m: int = 128, block_n: int = 128, *, causal: bool = True,
+                      num_consumers: int = 2, num_kv: int = 2) -> Schedule:
+    """Which whole tiles each CTA runs, in order, when tiles differ in cost: causal tiles (KV blocks up to
+    the diagonal), and tiles whose consumers trim blocks (:func:`consumer_blocks`; non-causal: a head's last
+    tile when N_CTX leaves consumers wholly past it, as 192-row tiles do at N_CTX 2048 and 4096).
+
+    A tile costs the KV blocks its consumers compute, per consumer, plus one unit (about one block of
+    prologue and epilogue): ``m + 2`` for square causal tiles. Tiles are taken head group by head group (as
+    many heads as fit ``l2_mb`` MB of K and V, so the heads in flight stay in L2), heaviest row blocks first
+    within a group, and each goes to the CTA with the least work so far (greedy longest-processing-time):
+    the makespan stays within a few percent of the average, where a fixed round robin left some CTAs with up
+    to 1.5x the average causal work, and a whole round for a few short tiles.
     """
     import heapq
 
     per_head = 2 * n_ctx * head_dim * elem_bytes
     group = max(1, (l2_mb << 20) // max(1, per_head))
-    heap = [(0, p) for p in range(num_programs)]
+    heap = [(0.0, p) for p in range(num_programs)]
     lists: list[list[tuple[int, int, int, int]]] = [[] for _ in range(num_programs)]
+    tiles = [(m, *consumer_blocks(m, n_ctx, causal, block_m, block_n, num_consumers, num_kv)) for m in range(n_m)]
+    tiles.sort(key=lambda tile: -tile[2])  # heaviest first (causal: the last row blocks), stable otherwise
     for first in range(0, zh, group):
         heads = range(first, min(zh, first + group))
-        for m in reversed(range(n_m)):
-            n_kv = -(-min((m + 1) * block_m, n_ctx) // block_n)
+        for m, n_kv, work in tiles:
             for bh in heads:
                 load, p = heapq.heappop(heap)
                 lists[p].append((bh * n_m + m, 0, n_kv, -1))
-                heapq.heappush(heap, (load + n_kv + 1, p))
+                heapq.heappush(heap, (load + work / num_consumers + 1, p))
     return Schedule(_encode(lists), [], 0)
 
 
@@ -324,10 +355,11 @@ def _bind(cfg: Config, z: int, h: int, n_ctx: int, d: int, causal: bool, num_sms
     pdl_constexprs, pdl_options = grid_dependency.launch_options(fa.attn_fwd_ws)
     const = dict(cfg.constexprs(d, causal, n_ctx), **pdl_constexprs)
     kernel = launch.FastLaunch(fa.attn_fwd_ws, grid, const, 4, pdl_options)
-    if causal:
-        plan = causal_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb, block_m=cfg.block_m, block_n=cfg.block_n)
-    elif const["STREAM_K"]:
+    if const["STREAM_K"]:
         plan = stream_k_schedule(zh, n_m, triton.cdiv(n_ctx, cfg.block_n), grid[0])
+    elif const["SCHEDULED"]:
+        plan = balanced_schedule(zh, n_m, grid[0], n_ctx, d, cfg.l2_mb, block_m=cfg.block_m, block_n=cfg.block_n,
+                                 causal=causal, num_consumers=cfg.num_consumers, num_kv=cfg.num_kv)
     else:
         plan = Schedule([0], [], 0)
     sched = torch.tensor(plan.sched, dtype=torch.int32, device=device)

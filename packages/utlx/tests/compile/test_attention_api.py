@@ -14,7 +14,7 @@ from utlx.attention import (  # noqa: E402
     CONFIGS,
     SMEM_LIMIT,
     all_configs,
-    causal_schedule,
+    balanced_schedule,
     config_by_id,
     stream_k_schedule,
 )
@@ -76,8 +76,8 @@ def _segments(plan, programs):
 
 
 @pytest.mark.parametrize(("zh", "n_m", "programs"), [(128, 16, 132), (128, 64, 132), (32, 32, 132), (3, 5, 4)])
-def test_causal_schedule_covers_each_tile_once_and_balances(zh, n_m, programs):
-    per_program = _segments(causal_schedule(zh, n_m, programs, n_ctx=n_m * 128, head_dim=128), programs)
+def test_causal_balanced_schedule_covers_each_tile_once_and_balances(zh, n_m, programs):
+    per_program = _segments(balanced_schedule(zh, n_m, programs, n_ctx=n_m * 128, head_dim=128), programs)
     segs = [s for mine in per_program for s in mine]
     assert sorted(t for t, _, _, _ in segs) == list(range(zh * n_m))
     assert all(lo == 0 and hi == t % n_m + 1 and slot == -1 for t, lo, hi, slot in segs)  # up to the diagonal
@@ -89,12 +89,39 @@ def test_causal_schedule_covers_each_tile_once_and_balances(zh, n_m, programs):
         assert mine[0][0] % n_m == max(t % n_m for t, *_ in mine[:1])
 
 
-def test_causal_schedule_groups_heads_by_l2_budget():
+def test_causal_balanced_schedule_groups_heads_by_l2_budget():
     # 4 MB of K and V per head (8192 x 128 x 2 x 2 bytes): a 16 MB budget keeps 4 heads in flight
-    per_program = _segments(causal_schedule(16, 64, 132, n_ctx=8192, head_dim=128, l2_mb=16), 132)
+    per_program = _segments(balanced_schedule(16, 64, 132, n_ctx=8192, head_dim=128, l2_mb=16), 132)
     first_round = [mine[0][0] for mine in per_program]
     assert {t // 64 for t in first_round} <= set(range(4 + 4))  # the first wave stays in the first head groups
     assert sum(len(mine) for mine in per_program) == 16 * 64
+
+
+@pytest.mark.parametrize(("n_ctx", "short_work", "gains"), [(2048, 2, True), (4096, 1, True), (8192, 2, False)])
+def test_balanced_schedule_of_non_causal_192_row_tiles(n_ctx, short_work, gains):
+    """Non-causal 192-row tiles at N_CTX 2048 / 4096 / 8192: a head's last tile has consumers wholly past
+    N_CTX, which compute one block instead of all (the kernel's trim), so tiles differ in cost and the host
+    deals them out. The longest CTA carries at most one tile more than the average, where round robin gives
+    some CTAs a whole extra round (at 8192, 43 tiles per head, both end at 42 whole tiles)."""
+    from utlx.attention import Config, consumer_blocks
+
+    cfg = Config(block_m=192, num_consumers=3, num_kv=4, consumer_regs=160)
+    assert cfg.scheduled(False, n_ctx) and cfg.constexprs(64, False, n_ctx)["SCHEDULED"]
+    assert not Config().scheduled(False, n_ctx)  # 128-row tiles: equal tiles, round robin as before
+    zh, n_m, n_kv = 128, -(-n_ctx // 192), n_ctx // 128
+    last = consumer_blocks(n_m - 1, n_ctx, False, 192, 128, 3, 4)
+    assert last == (n_kv, short_work * n_kv + (3 - short_work))  # consumers past the end: one block each
+    plan = balanced_schedule(zh, n_m, 132, n_ctx, 64, block_m=192, block_n=128, causal=False, num_consumers=3,
+                             num_kv=4)
+    per_program = _segments(plan, 132)
+    segs = [s for mine in per_program for s in mine]
+    assert sorted(t for t, *_ in segs) == list(range(zh * n_m))
+    assert all(lo == 0 and hi == n_kv and slot == -1 for _, lo, hi, slot in segs)
+    cost = {m: consumer_blocks(m, n_ctx, False, 192, 128, 3, 4)[1] / 3 + 1 for m in range(n_m)}
+    loads = [sum(cost[t % n_m] for t, *_ in mine) for mine in per_program]
+    assert max(loads) <= sum(loads) / 132 + (n_kv + 1)  # LPT: within one tile of the average
+    robin = [sum(cost[t % n_m] for t in range(p, zh * n_m, 132)) for p in range(132)]
+    assert max(loads) < max(robin) if gains else max(loads) <= max(robin)
 
 
 def test_stream_k_schedule_splits_the_last_round_at_2048():

@@ -54,7 +54,7 @@ def _walk(sched, ZH, n_m, SCHEDULED: tl.constexpr):
     """(first, end, step) of this program's walk over its segments.
 
     Unscheduled (non-causal, no stream-K): every tile costs the same, program p takes tiles p, p + P, ...
-    Scheduled: the host lists each program's segments (``utlx.attention``'s ``causal_schedule`` /
+    Scheduled: the host lists each program's segments (``utlx.attention``'s ``balanced_schedule`` /
     ``stream_k_schedule``): ``sched`` holds P + 1 offsets, then 4 int32 per segment (see ``_segment``).
     """
     if SCHEDULED:
@@ -308,7 +308,8 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
               v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr,
               CAUSAL: tl.constexpr, EVEN_N: tl.constexpr, EVEN_M: tl.constexpr, LATE: tl.constexpr,
-              STREAM_K: tl.constexpr, REG_STORE: tl.constexpr, TRIM: tl.constexpr, sched, ws_ptr):
+              STREAM_K: tl.constexpr, REG_STORE: tl.constexpr, TRIM: tl.constexpr, SCHEDULED: tl.constexpr, sched,
+              ws_ptr):
     """One consumer warpgroup: its 64 rows of every segment (tile, or piece of a tile) of this CTA.
 
     Tiles are chained: the last P V GEMM of a tile is issued together with the first S GEMM of the next
@@ -343,10 +344,10 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
     row0 = 0
     rows = tl.arange(0, BLOCK_M_SPLIT)
     slot = -1
-    first, end, step = _walk(sched, ZH, n_m, CAUSAL or STREAM_K)
+    first, end, step = _walk(sched, ZH, n_m, SCHEDULED)
     i = 0
     for k in tl.range(first, end, step, num_stages=0):
-        t, lo, n_kv, slot_n = _segment(sched, k, N_CTX, BLOCK_N, CAUSAL or STREAM_K)
+        t, lo, n_kv, slot_n = _segment(sched, k, N_CTX, BLOCK_N, SCHEDULED)
         bh_n = t // n_m
         m = t - bh_n * n_m
         row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
@@ -418,7 +419,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
 def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
               v_empties, ZH, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               NUM_CONSUMERS: tl.constexpr, NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr,
-              STREAM_K: tl.constexpr, sched):
+              SCHEDULED: tl.constexpr, sched):
     BLOCK_M_SPLIT: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     Q_BYTES: tl.constexpr = BLOCK_M_SPLIT * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_q))
     KV_BYTES: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(tlx.dtype_of(desc_k))
@@ -426,9 +427,9 @@ def _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empt
     s = 0  # ring slot of the next KV block, and the phase its empty barriers must have completed
     ph = 1
     i = 0
-    first, end, step = _walk(sched, ZH, n_m, CAUSAL or STREAM_K)
+    first, end, step = _walk(sched, ZH, n_m, SCHEDULED)
     for k in tl.range(first, end, step, num_stages=0):
-        t, lo, n_kv, _slot = _segment(sched, k, N_CTX, BLOCK_N, CAUSAL or STREAM_K)
+        t, lo, n_kv, _slot = _segment(sched, k, N_CTX, BLOCK_N, SCHEDULED)
         bh = t // n_m
         m = t - bh * n_m
         q_row = bh * N_CTX + m * BLOCK_M
@@ -467,13 +468,14 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
                 NUM_Q: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
                 EVEN_M: tl.constexpr, LATE_K_RELEASE: tl.constexpr, CONSUMER_REGS: tl.constexpr,
                 STREAM_K: tl.constexpr, REG_STORE: tl.constexpr = True, PDL: tl.constexpr = False,
-                TRIM: tl.constexpr = False):
+                TRIM: tl.constexpr = False, SCHEDULED: tl.constexpr = False):
     """Flash attention forward over ``ZH = Z*H`` heads of ``N_CTX`` rows; one CTA per SM (persistent).
 
     ``desc_q`` has blocks of ``[BLOCK_M // NUM_CONSUMERS, HEAD_DIM]``, ``desc_k``/``desc_v`` of
     ``[BLOCK_N, HEAD_DIM]``, ``desc_o`` like ``desc_q``, all over the ``(ZH*N_CTX, HEAD_DIM)`` view; ``o_ptr``
     is the output's base (contiguous like it), for the masked stores when N_CTX is not a multiple of 64.
-    ``sched`` (int32, causal or ``STREAM_K``) lists each CTA's segments (see ``_walk`` and ``_segment``);
+    ``sched`` (int32, ``SCHEDULED``: causal, stream-K, or tiles of unequal cost) lists each CTA's segments (see
+    ``_walk`` and ``_segment``);
     ``ws_ptr`` (fp32, ``STREAM_K`` only) is the workspace the pieces of split tiles are parked in;
     ``REG_STORE`` allows inline PTX (False under the interpreter): it parks them with PTX stores (else ``tl.store``)
     and converts a bf16 P in column pairs (:func:`_to_input_dtype`); ``PDL``: launched
@@ -501,13 +503,13 @@ def attn_fwd_ws(desc_q, desc_k, desc_v, desc_o, o_ptr, sched, ws_ptr, sm_scale, 
         with tlx.async_task("default"):
             _producer(desc_q, desc_k, desc_v, q_tiles, k_tiles, v_tiles, q_fulls, q_empties, k_fulls, k_empties,
                       v_fulls, v_empties, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS, NUM_Q, NUM_KV,
-                      CAUSAL, STREAM_K, sched)
+                      CAUSAL, SCHEDULED, sched)
         with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=NUM_CONSUMERS):
             cid: tl.constexpr = tlx.async_task_replica_id()
             _consumer(cid, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_empties, k_fulls, k_empties, v_fulls,
                       v_empties, desc_o, o_ptr, sm_scale, ZH, N_CTX, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_CONSUMERS,
-                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, REG_STORE, TRIM, sched,
-                      ws_ptr)
+                      NUM_Q, NUM_KV, CAUSAL, EVEN_N, EVEN_M, LATE_K_RELEASE, STREAM_K, REG_STORE, TRIM,
+                      SCHEDULED, sched, ws_ptr)
 
 
 @triton.jit
