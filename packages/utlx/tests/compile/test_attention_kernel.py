@@ -168,3 +168,13 @@ def test_bind_launches_with_pdl_only_when_utlx_pdl_is_on(monkeypatch):
         fn, const, opts = made[0]
         assert fn is fa.attn_fwd_ws
         assert const.get("PDL", False) is expected and opts.get("launch_pdl", False) is expected
+
+
+def test_bf16_p_is_converted_in_column_pairs():
+    """A bf16 P becomes the P V operand with one ``cvt.rn.bf16x2.f32`` per column pair at every site: left to
+    LLVM, three of the five sites of the 192-row D=64 kernel converted one element at a time, and ptxas
+    packed each pair with an extra PRMT on the softmax's path."""
+    cfg = next(c for c in CONFIGS[(64, False)] if c.block_m == 192)
+    ptx = _compile(cfg, 64, False, 4096, "bf16").asm["ptx"]
+    assert "cvt.rn.bf16.f32" not in ptx
+    assert ptx.count("cvt.rn.bf16x2.f32") >= 5 * 32  # 5 P sites x 32 pairs per thread (64 x 128 / 128 threads / 2)
