@@ -133,3 +133,8 @@ def test_consumers_skip_blocks_they_do_not_need(monkeypatch, n, causal, num_kv):
     need, loaded = _computed_blocks(n, cfg, causal)
     assert need < loaded
     assert len(s_gemms) == need, (len(s_gemms), need, loaded)
+    # the host's cost model (balanced_schedule) counts the same blocks as the kernel computes
+    from utlx.attention import consumer_blocks
+
+    per_tile = [consumer_blocks(m, n, causal, 192, 128, 3, num_kv) for m in range(-(-n // 192))]
+    assert sum(w for _, w in per_tile) == need and 3 * sum(n_kv for n_kv, _ in per_tile) == loaded
