@@ -25,38 +25,48 @@ def produce(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K,
     wait until its slot is free (``empty``), tell ``full`` to expect the stage's bytes and issue the TMA
     loads. ``A_HALVES``: A arrives as two ``BLOCK_SIZE_M / 2``-row halves in ``bufs_A0`` and ``bufs_A1`` (one
     per cooperative consumer); else whole in ``bufs_A0`` (``bufs_A1`` unused)."""
-    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(
-        tlx.dtype_of(a_desc))
-    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
     for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        off_m = pid_m * BLOCK_SIZE_M
-        off_n = pid_n * BLOCK_SIZE_N
-        for kk in tl.range(0, k_tiles, num_stages=0):
-            s = it % NUM_STAGES
-            tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
-            bar = tlx.local_view(full, s)
-            tlx.barrier_expect_bytes(bar, STAGE_BYTES)
-            off_k = kk * BLOCK_SIZE_K
-            if A_HALVES:
-                if A_COL:
-                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
-                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_k, off_m + HALF_M], bar)
-                else:
-                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
-                    tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, off_k], bar)
-            elif A_COL:
+        it = produce_range(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, it, pid_m * BLOCK_SIZE_M,
+                           pid_n * BLOCK_SIZE_N, 0, k_tiles, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
+                           A_COL, B_COL, A_HALVES)
+
+
+@triton.jit
+def produce_range(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, it, off_m, off_n, k_lo, k_hi,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  NUM_STAGES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr, A_HALVES: tl.constexpr):
+    """Load k-steps ``k_lo .. k_hi - 1`` of the tile at (``off_m``, ``off_n``) into the ring from global k-step
+    ``it`` (see :func:`produce`); returns the next ``it``."""
+    STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(
+        tlx.dtype_of(a_desc))
+    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
+    for kk in tl.range(k_lo, k_hi, num_stages=0):
+        s = it % NUM_STAGES
+        tlx.barrier_wait(tlx.local_view(empty, s), ((it // NUM_STAGES) & 1) ^ 1)
+        bar = tlx.local_view(full, s)
+        tlx.barrier_expect_bytes(bar, STAGE_BYTES)
+        off_k = kk * BLOCK_SIZE_K
+        if A_HALVES:
+            if A_COL:
                 tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
+                tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_k, off_m + HALF_M], bar)
             else:
                 tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
-            if B_COL:
-                tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
-            else:
-                tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
-            it += 1
+                tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A1, s), [off_m + HALF_M, off_k], bar)
+        elif A_COL:
+            tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_k, off_m], bar)
+        else:
+            tlx.async_descriptor_load(a_desc, tlx.local_view(bufs_A0, s), [off_m, off_k], bar)
+        if B_COL:
+            tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
+        else:
+            tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
+        it += 1
+    return it
 
 
 @triton.jit
