@@ -220,19 +220,10 @@ def launch(a, b, c, config=0, num_sms=None, workspace=None):
     launches on one stream (the kernel leaves it zeroed); None: a fresh zeroed one.
     """
     import torch
-    from triton.tools.tensor_descriptor import TensorDescriptor
 
-    const, nw = CONFIGS[config] if isinstance(config, int) else config
+    config = CONFIGS[config] if isinstance(config, int) else config
     if num_sms is None:
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    a_col, b_col = column_major(a), column_major(b)
-    M, K = a.shape
-    N = b.shape[1]
-    blk_a, blk_b, blk_c = descriptor_blocks(const["BLOCK_SIZE_M"], const["BLOCK_SIZE_N"], const["BLOCK_SIZE_K"],
-                                            a_col, b_col, const.get("EPILOGUE_SUBTILE", 1))
-    ws_t = given_or_fresh(workspace, workspace_numel(M, N, const, num_sms), a.device, "hopper_ws_streamk.launch")
-    a_desc = TensorDescriptor.from_tensor(a.T if a_col else a, blk_a)
-    b_desc = TensorDescriptor.from_tensor(b.T if b_col else b, blk_b)
-    matmul_kernel_ws_streamk[(num_sms,)](a_desc, b_desc, TensorDescriptor.from_tensor(c, blk_c), M, N, K, ws_t,
-                                         **const, NUM_SMS=num_sms, A_COL=a_col, B_COL=b_col,
-                                         REG_REDUCE=not compat.interpreting(), num_warps=nw)
+    M, N = a.shape[0], b.shape[1]
+    ws_t = given_or_fresh(workspace, workspace_numel(M, N, config[0], num_sms), a.device, "hopper_ws_streamk.launch")
+    make_launcher(M, N, config, num_sms, ws_t, column_major(a), column_major(b))(a, b, c)
