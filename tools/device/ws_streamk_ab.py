@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (1000, 1000, 1000)]
 
@@ -29,6 +30,7 @@ def main() -> None:
     from utlx.kernels import hopper_ws_streamk as wsk
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    wrong = []
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
         for M, N, K in SHAPES:
@@ -44,10 +46,13 @@ def main() -> None:
                     wsk.launch(a, b, c, config=cfg, num_sms=sms, workspace=wspace)
                     ref = a.float() @ b.float()
                     err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
+                    err = err if math.isfinite(err) else math.inf  # an unwritten (NaN) C must not read as 0
                     worst = max(worst, err)
                     left = wspace.count_nonzero().item()
                     assert left == 0, f"workspace left {left} words set"
                 ok = worst < (1e-2 if dtype == torch.bfloat16 else 2e-3)
+                if not ok:
+                    wrong.append(f"{dtype_name} {M}x{N}x{K} cfg{cfg}")
                 print(f"check {dtype_name} {M}x{N}x{K} cfg{cfg}: worst rel err {worst:.2e} {'ok' if ok else 'WRONG'}",
                       flush=True)
         for M, N, K in SHAPES[:3]:
@@ -66,6 +71,9 @@ def main() -> None:
             row = {name: triton.testing.do_bench(fn, rep=args.rep_ms) for name, fn in calls.items()}
             print(f"time {dtype_name} {M}x{N}x{K}: " + ", ".join(f"{k} {flops / ms / 1e9:.1f} TFLOPS"
                                                                 for k, ms in row.items()), flush=True)
+
+    if wrong:
+        raise SystemExit(f"ws_streamk_ab: wrong results for {', '.join(wrong)}")
 
 
 if __name__ == "__main__":

@@ -5,47 +5,27 @@ reduces its half of a piece through the self-cleaning workspace with a counter o
 from __future__ import annotations
 
 import pytest
-from utlx_interp_host import check_against_fp32, make_inputs
+from utlx_interp_host import (
+    STREAMK_CASES,
+    STREAMK_CONSTS,
+    STREAMK_IDS,
+    check_against_fp32,
+    check_streamk_twice,
+    make_inputs,
+    streamk_const,
+)
 
 wsk = pytest.importorskip("utlx.kernels.hopper_ws_streamk")
 
-_CONSTS = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2, NUM_STAGES=3, MIN_SHARE=1)
-
-# (M, N, K), programs, dtype, A column-major, B column-major, EPILOGUE_SUBTILE (BLOCK_SIZE_N=64 when > 1): the
-# stream-K kernel's interpreter cases (ragged in M, N and K, each with a partial round; pieces that span tiles).
-_CASES = [((96, 80, 160), 4, "fp16", False, False, 1),
-          ((100, 72, 200), 5, "bf16", False, True, 1),
-          ((72, 104, 136), 5, "fp16", True, False, 1),
-          ((136, 64, 136), 4, "bf16", True, True, 1),
-          ((96, 200, 136), 5, "fp16", False, False, 4),
-          ((72, 136, 104), 5, "bf16", False, True, 2)]
-
-
-def _const(subtile: int) -> dict[str, int]:
-    return dict(_CONSTS, BLOCK_SIZE_N=64, EPILOGUE_SUBTILE=subtile) if subtile > 1 else dict(_CONSTS)
-
-
-@pytest.mark.parametrize(("shape", "programs", "dtype", "a_col", "b_col", "subtile"), _CASES,
-                         ids=[f"{'x'.join(map(str, c[0]))}-p{c[1]}-{c[2]}-{'c' if c[3] else 'r'}{'c' if c[4] else 'r'}"
-                              f"-e{c[5]}" for c in _CASES])
+@pytest.mark.parametrize(("shape", "programs", "dtype", "a_col", "b_col", "subtile"), STREAMK_CASES, ids=STREAMK_IDS)
 def test_ws_streamk_gemm_and_workspace_left_zero(shape, programs, dtype, a_col, b_col, subtile):
-    """Two launches on fresh data through one (larger than needed) workspace: both correct against a float32
-    reference, and the workspace (both halves' regions and counters) all-zero after each."""
-    import torch
-
+    """The stream-K kernel's interpreter cases (every one with whole rounds and a partial one): two launches
+    on fresh data through one workspace, both correct against float32, the workspace (both halves' regions
+    and counters) all-zero after each."""
     m, n, k = shape
-    const = _const(subtile)
-    sched = wsk.schedule(m, n, k, const, programs)
-    assert sched.full >= 1 and sched.rem > 0  # whole rounds and a partial one
-    ws = torch.zeros(wsk.workspace_numel(m, n, const, programs) + 29, dtype=torch.float32)
-    for seed in (1, 2):
-        a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=seed + m)
-        a_in = a.T.contiguous().T if a_col else a
-        b_in = b.T.contiguous().T if b_col else b
-        c.zero_()
-        wsk.launch(a_in, b_in, c, config=(const, 4), num_sms=programs, workspace=ws)
-        check_against_fp32(c, a, b)
-        assert ws.count_nonzero().item() == 0, f"launch {seed} left {ws.count_nonzero().item()} words set"
+    sched = wsk.schedule(m, n, k, streamk_const(subtile), programs)
+    assert sched.full >= 1 and sched.rem > 0
+    check_streamk_twice(wsk, shape, programs, dtype, a_col, b_col, subtile)
 
 
 def test_ws_streamk_halves_count_their_own_arrivals():
@@ -54,7 +34,7 @@ def test_ws_streamk_halves_count_their_own_arrivals():
     tiles stays right (so the halves do not share a counter, and the check above can fail)."""
     import torch
 
-    const = dict(_CONSTS)
+    const = dict(STREAMK_CONSTS)
     m, n, k, programs = 96, 80, 160, 4
     sched = wsk.schedule(m, n, k, const, programs)
     assert all(sched.pieces(j) >= 2 for j in range(sched.rem))
@@ -76,7 +56,7 @@ def test_ws_streamk_make_launcher_reuses_its_workspace():
     import torch
 
     m, n, k, programs = 100, 72, 200, 5
-    const = dict(_CONSTS)
+    const = dict(STREAMK_CONSTS)
     ws = torch.zeros(wsk.workspace_numel(m, n, const, programs), dtype=torch.float32)
     run = wsk.make_launcher(m, n, (const, 4), programs, ws)
     for seed in (4, 5):

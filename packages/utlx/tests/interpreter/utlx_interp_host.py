@@ -51,3 +51,37 @@ def run_ws_persistent(a, b, c, *, bm=32, bn=32, bk=32, stages=2, progs=2, arrive
         ARRIVE_BEFORE_DOT_WAIT=arrive_early, CONSUMER_ARRIVES=arrives,
     )
     return c
+
+
+# Stream-K cases (hopper_tma_streamk and hopper_ws_streamk): (M, N, K), programs, dtype, A column-major,
+# B column-major, EPILOGUE_SUBTILE (BLOCK_SIZE_N=64 when > 1). Ragged in M, N and K, every case with a partial
+# round (T % P != 0); stream-K segments per program noted as tile:k_lo-k_hi.
+STREAMK_CONSTS = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2, NUM_STAGES=3, MIN_SHARE=1)
+STREAMK_CASES = [((96, 80, 160), 4, "fp16", False, False, 1),    # 9 tiles: 2 rounds, tile 8 in 3 pieces
+                 ((100, 72, 200), 5, "bf16", False, True, 1),   # 12 tiles: p2 runs 10:6-7 then 11:0-2
+                 ((72, 104, 136), 5, "fp16", True, False, 1),   # 12 tiles: p2 runs 10:4-5 then 11:0-1
+                 ((136, 64, 136), 4, "bf16", True, True, 1),    # 10 tiles: p1 runs 8:3-5 then 9:0-1
+                 ((96, 200, 136), 5, "fp16", False, False, 4),  # 12 tiles of 32x64, C in 4 slices; pieces span
+                 ((72, 136, 104), 5, "bf16", False, True, 2)]   # 9 tiles: the 4 stream-K tiles whole (direct store)
+STREAMK_IDS = [f"{'x'.join(map(str, c[0]))}-p{c[1]}-{c[2]}-{'c' if c[3] else 'r'}{'c' if c[4] else 'r'}-e{c[5]}"
+               for c in STREAMK_CASES]
+
+
+def streamk_const(subtile: int) -> dict[str, int]:
+    return dict(STREAMK_CONSTS, BLOCK_SIZE_N=64, EPILOGUE_SUBTILE=subtile) if subtile > 1 else dict(STREAMK_CONSTS)
+
+
+def check_streamk_twice(mod, shape, programs, dtype, a_col, b_col, subtile) -> None:
+    """Two launches of stream-K module ``mod`` on fresh data through one (larger than needed) workspace: both
+    correct against a float32 reference, and the workspace all-zero after each (self-cleaning)."""
+    m, n, k = shape
+    const = streamk_const(subtile)
+    ws = torch.zeros(mod.workspace_numel(m, n, const, programs) + 29, dtype=torch.float32)
+    for seed in (1, 2):
+        a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=seed + m)
+        a_in = a.T.contiguous().T if a_col else a
+        b_in = b.T.contiguous().T if b_col else b
+        c.zero_()
+        mod.launch(a_in, b_in, c, config=(const, 4), num_sms=programs, workspace=ws)
+        check_against_fp32(c, a, b)
+        assert ws.count_nonzero().item() == 0, f"launch {seed} left {ws.count_nonzero().item()} words set"

@@ -24,7 +24,8 @@ The design follows FlashAttention-3. A persistent CTA walks its share of (head, 
   tiles, two for 192-row tiles over 128-column blocks). A consumer whose 64 rows end before a block starts
   does not compute that block: it only passes the GEMM token on and releases the block (``_drain``), as does
   a consumer whose rows are all past N_CTX after its first block. Non-causal inputs whose N_CTX is not a multiple of
-  ``BLOCK_N`` mask the last block's columns; rows past N_CTX are computed but not stored. A tile's first
+  ``BLOCK_N`` mask the last block's columns; rows past N_CTX are not stored (with ``TRIM``, a consumer whose rows
+  are all past it computes only its first block). A tile's first
   block is masked only when it is one of those.
 * **stream-K** (non-causal, ``STREAM_K``): whole tiles go round robin, and the tiles of the last,
   partial round are cut along KV into equal shares for every program (``utlx.attention.stream_k_schedule``),
@@ -53,7 +54,8 @@ SCHED_BAR = 9
 def _walk(sched, ZH, n_m, SCHEDULED: tl.constexpr):
     """(first, end, step) of this program's walk over its segments.
 
-    Unscheduled (non-causal, no stream-K): every tile costs the same, program p takes tiles p, p + P, ...
+    Unscheduled (non-causal, no stream-K, no trimmed tiles): every tile costs the same, program p takes tiles
+    p, p + P, ...
     Scheduled: the host lists each program's segments (``utlx.attention``'s ``balanced_schedule`` /
     ``stream_k_schedule``): ``sched`` holds P + 1 offsets, then 4 int32 per segment (see ``_segment``).
     """

@@ -52,18 +52,30 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.const
               GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
               A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
     """Rows ``ROW * BLOCK_SIZE_M / 2 ...`` of every tile of this program."""
-    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+    consume_tiles(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, num_tiles, ROW, BLOCK_SIZE_M, BLOCK_SIZE_N,
+                  BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
+    tlx.async_descriptor_store_wait(0)
+
+
+@triton.jit
+def consume_tiles(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, end, ROW: tl.constexpr,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+                  A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """A consumer's half of whole tiles ``pid, pid + NUM_SMS, ...`` below ``end``, the program's first tiles
+    (whole K, C stored; the stores stay in flight); returns how many k-steps that was."""
+    HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+    for tile in tl.range(tl.program_id(0), end, NUM_SMS, num_stages=0):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
         acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
         acc = ring.retire(acc, empty, it, NUM_STAGES)
         _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N, HALF_M, BLOCK_SIZE_N,
                  EPILOGUE_SUBTILE)
-    tlx.async_descriptor_store_wait(0)
+    return it
 
 
 @triton.jit

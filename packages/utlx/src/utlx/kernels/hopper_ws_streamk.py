@@ -62,12 +62,9 @@ def _producer(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full_bars, empty, M, N, 
               A_COL: tl.constexpr, B_COL: tl.constexpr):
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     full, k_total, u, end, _share = _stream_k_part(K, num_tiles, BLOCK_SIZE_K, NUM_SMS, MIN_SHARE)
-    it = 0
-    for tile in tl.range(tl.program_id(0), full * NUM_SMS, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        it = ring.produce_range(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full_bars, empty, it, pid_m * BLOCK_SIZE_M,
-                                pid_n * BLOCK_SIZE_N, 0, k_total, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
-                                A_COL, B_COL, True)
+    it = ring.produce_tiles(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full_bars, empty, M, N, K, full * NUM_SMS,
+                            BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL,
+                            True)
     while u < end:
         slot = u // k_total
         k_lo = u - slot * k_total
@@ -89,14 +86,9 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full_bars, empty, ws_ptr, M, N, K, 
     TILE_WORDS: tl.constexpr = BLOCK_SIZE_M * BLOCK_SIZE_N
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     full, k_total, u, end, share = _stream_k_part(K, num_tiles, BLOCK_SIZE_K, NUM_SMS, MIN_SHARE)
-    it = 0
-    for tile in tl.range(tl.program_id(0), full * NUM_SMS, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
-        acc, it = ring.mainloop(bufs_A, bufs_B, full_bars, empty, acc, it, k_total, NUM_STAGES, A_COL, B_COL)
-        acc = ring.retire(acc, empty, it, NUM_STAGES)
-        _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N, HALF_M, BLOCK_SIZE_N,
-                 EPILOGUE_SUBTILE)
+    it = ws.consume_tiles(c_desc, bufs_A, bufs_B, buf_C, full_bars, empty, M, N, K, full * NUM_SMS, ROW,
+                          BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL,
+                          EPILOGUE_SUBTILE)
     rem = num_tiles - full * NUM_SMS
     counters = (ws_ptr + rem * TILE_WORDS).to(tl.pointer_type(tl.int32), bitcast=True)
     rows = ROW * HALF_M + tl.arange(0, HALF_M)

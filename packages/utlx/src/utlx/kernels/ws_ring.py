@@ -26,13 +26,25 @@ def produce(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K,
     loads. ``A_HALVES``: A arrives as two ``BLOCK_SIZE_M / 2``-row halves in ``bufs_A0`` and ``bufs_A1`` (one
     per cooperative consumer); else whole in ``bufs_A0`` (``bufs_A1`` unused)."""
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
+    produce_tiles(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K, num_tiles, BLOCK_SIZE_M,
+                  BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, A_HALVES)
+
+
+@triton.jit
+def produce_tiles(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K, end,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+                  A_COL: tl.constexpr, B_COL: tl.constexpr, A_HALVES: tl.constexpr):
+    """Every k-step of tiles ``pid, pid + NUM_SMS, ...`` below ``end``, the program's first tiles (see
+    :func:`produce`); returns how many k-steps that was (the global k-step index that follows)."""
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+    for tile in tl.range(tl.program_id(0), end, NUM_SMS, num_stages=0):
         pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         it = produce_range(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, it, pid_m * BLOCK_SIZE_M,
                            pid_n * BLOCK_SIZE_N, 0, k_tiles, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
                            A_COL, B_COL, A_HALVES)
+    return it
 
 
 @triton.jit
