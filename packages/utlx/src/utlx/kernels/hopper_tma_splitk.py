@@ -193,7 +193,15 @@ CONFIGS = [
     # (128x64 tiles whole: 3 MB; 128x128 x 2 slices: 2 MB), for 16 MB more fp32 partial-sum traffic. On the H200
     # (2026-12-01) it lost to the 128x64 whole-K tiles at M = 128, like every split-K tile there
     (_cfg(128, 256, 64, 3, 4), 8),
+    # 112 KB: two programs per SM. At M = 16, N = K = 8192: 64 tiles x 4 slices = 256 programs, all resident at
+    # once, so one program's reduction and prologue overlap the other's loads. On the H200 (2026-12-01, fourth
+    # session) the fastest at M = 16: 47.0 bf16 / 46.6 fp16 TFLOPS against 45.9 / 46.2 for the best one-per-SM tile
+    (_cfg(64, 128, 128, 2, 4), 4),
 ]
+
+#: Shared memory of one SM on sm_90 (H100/H200), of which each resident block also takes 1 KB.
+SM_SMEM = 228 * 1024
+BLOCK_RESERVED_SMEM = 1024
 
 smem_bytes = tma.smem_bytes  # same ring, C staging tile and barriers
 
@@ -209,13 +217,20 @@ def workspace_numel(M: int, N: int, const: dict[str, int]) -> int:
     return M * N + triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
 
 
+def blocks_per_sm(const: dict[str, int], elem_bytes: int = 2) -> int:
+    """How many programs of this configuration one SM holds at once (shared memory is what limits them)."""
+    return max(1, SM_SMEM // (smem_bytes(const, elem_bytes) + BLOCK_RESERVED_SMEM))
+
+
 def useful(M: int, N: int, K: int, const: dict[str, int], num_sms: int) -> bool:
-    """Whether splitting K can pay: the tiles alone leave SMs idle, the slices still fit one wave (beyond
-    it the machine is full anyway, and only the reduction traffic grows), and every slice still runs the
-    ring at least ``NUM_STAGES`` k-steps (shorter slices are mostly prologue)."""
+    """Whether splitting K can pay: the tiles alone leave SMs idle, the slices still fit one wave (every
+    program resident at once, counting :func:`blocks_per_sm`; beyond it the machine is full anyway, and only
+    the reduction traffic grows), and every slice still runs the ring at least ``NUM_STAGES`` k-steps
+    (shorter slices are mostly prologue)."""
     tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(N, const["BLOCK_SIZE_N"])
     per_split = triton.cdiv(triton.cdiv(K, const["BLOCK_SIZE_K"]), const["SPLIT_K"])
-    return tiles * const["SPLIT_K"] <= num_sms and per_split >= const["NUM_STAGES"]  # SPLIT_K >= 2: tiles < SMs
+    wave = num_sms * blocks_per_sm(const)
+    return tiles < num_sms and tiles * const["SPLIT_K"] <= wave and per_split >= const["NUM_STAGES"]
 
 
 def launch(a, b, c, config=0, workspace=None):
