@@ -75,6 +75,9 @@ SKINNY_TILE_CONFIGS = [
     (_cfg(64, 64, 128, 6), 4),    # 200 KB
     (_cfg(128, 64, 128, 4), 4),   # 208 KB
     (_cfg(128, 64, 128, 4), 8),
+    # 208 KB: at M = 128 two row tiles x 64 column tiles, each m64n128 wgmma twice as wide as the 128x64 tile's
+    # m64n64. On the H200 (2026-12-01, fourth session): 0.963-0.974x cuBLAS at M = 128 against 0.937-0.949x
+    (_cfg(64, 128, 128, 4), 4),
 ]
 
 
@@ -198,7 +201,8 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent",
                      a_col, b_col)
         out += _make("ws_pingpong", pingpong.CONFIGS, "persistent", a_col, b_col)
-        # not ws_cluster: measured on the H200 it runs 0-5% behind ws_persistent on every issue shape (docs/utlx.md)
+        # not ws_cluster: measured on the H200 it runs 0-5% behind ws_persistent on every issue shape, and its
+        # narrow 128x64 tiles 4-5% behind tma_persistent's 64x128 ones at M = 128 (docs/utlx.md)
     if shape is not None and is_skinny(*shape):
         out += (_make("tma_persistent", SKINNY_TILE_CONFIGS, "tiles", a_col, b_col)
                 + _make("tma_splitk", splitk.CONFIGS, "tiles", a_col, b_col))

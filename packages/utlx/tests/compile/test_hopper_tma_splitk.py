@@ -114,6 +114,7 @@ def _skinny_additions(shape):
 def test_skinny_problems_get_split_k_and_narrow_tiles_big_ones_do_not():
     added = _skinny_additions((16, 8192, 8192))
     assert {c.family for c in added} == {"tma_splitk", "tma_persistent"}
+    assert "tma_persistent/tiles/64x128x128/s4/g8/w4" in {c.id for c in added}
     assert len([c for c in added if c.family == "tma_splitk"]) == len(sk.CONFIGS)
     assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" in {c.id for c in added}
     for shape in [(4096, 4096, 4096), (16, 8192, 1024), (1024, 8192, 8192)]:  # big M, or short K
@@ -137,8 +138,19 @@ def test_for_problem_keeps_split_k_only_where_it_can_pay():
     m128 = {c.id for c in m.for_problem(m.candidates("hopper", True, shape=(128, 8192, 8192)), 128, 8192, 132, 8192)}
     assert {"tma_splitk/tiles/128x256x64/s3/g8/w8/k4", "tma_splitk/tiles/128x128x64/s5/g8/w8/k2"} <= m128
     assert "tma_splitk/tiles/64x128x128/s4/g8/w4/k2" not in m128
+    # two programs per SM: 64 tiles x 4 slices = 256 programs fit the 264 places of one wave at M = 16; at M = 128
+    # the same tile gives 512 programs (two waves), which is not kept
+    assert "tma_splitk/tiles/64x128x128/s2/g8/w4/k4" in kept
+    assert "tma_splitk/tiles/64x128x128/s2/g8/w4/k4" not in m128
     # without K (the old call form) nothing is dropped for being split-K
     assert len(m.for_problem(space, 16, 8192, 132)) >= len(kept)
+
+
+def test_blocks_per_sm_counts_what_shared_memory_allows():
+    by_id = {m.Candidate("tma_splitk", tuple(sorted(c.items())), nw).id: c for c, nw in sk.CONFIGS}
+    assert sk.blocks_per_sm(by_id["tma_splitk/tiles/64x128x128/s2/g8/w4/k4"]) == 2  # 112 KB
+    assert sk.blocks_per_sm(by_id["tma_splitk/tiles/64x128x128/s4/g8/w4/k2"]) == 1  # 208 KB
+    assert all((sk.smem_bytes(c) + sk.BLOCK_RESERVED_SMEM) * sk.blocks_per_sm(c) <= sk.SM_SMEM for c, _ in sk.CONFIGS)
 
 
 def test_split_k_geometry():
@@ -156,8 +168,10 @@ def test_skinny_candidate_compiles_for_sm90_within_shared_memory(cand):
     if cand.family == "tma_splitk":
         k = _compile(c, cand.num_warps)
         assert REDUCE.search(k.asm["ptx"])
+        assert k.metadata.shared == cand.smem_bytes()
     else:
         k = compile_kernel(tp.matmul_kernel_tma_persistent, tp.signature(bm, bn, bk),
                            dict(c, NUM_SMS=tp.ONE_TILE_STRIDE), "cuda:90", cand.num_warps)
-    assert k.metadata.shared == cand.smem_bytes() <= m.SMEM_LIMIT
+        assert k.metadata.shared == cand.smem_bytes()
+    assert cand.smem_bytes() <= m.SMEM_LIMIT
     assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16" in k.asm["ptx"]  # the tile's N fits one wgmma
