@@ -19,6 +19,7 @@ and paths, so their logic is tested on the CPU with mock timings.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -287,12 +288,16 @@ class TuneReport:
 def select_best(cands: Sequence[Candidate], check: Callable[[Candidate], str | None],
                 timer: Callable[[Candidate, float], float], *, screen_rep_ms: float = 25.0,
                 final_rep_ms: float = 60.0, top_k: int = 4, within: float = 0.03, rounds: int = 3,
-                budget_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> TuneReport:
+                warmup_ms: float = 100.0, budget_s: float | None = None,
+                clock: Callable[[], float] = time.monotonic) -> TuneReport:
     """Choose the fastest correct candidate.
 
     1. ``check(cand)`` for every candidate first (compiles it; returns an error text for a wrong result,
        raises for a compile/launch failure): nothing is timed while compiles are still happening.
-    2. ``timer(cand, rep_ms)`` once per survivor (screening).
+    2. ``timer(cand, rep_ms)`` once per survivor (screening), after one discarded ``timer(first, warmup_ms)``
+       (0: none). Why the warm-up: a power-capped GPU (the H200 runs these GEMMs at its 700 W cap) is fast
+       for a while after the idle time of the checks, and the first candidate screened read up to 15% faster
+       than in its final rounds, which took a finalist's place from a candidate that was really faster.
     3. The ``top_k`` fastest, plus any within ``within`` of the best, are timed ``rounds`` more times in
        rotating order; the winner has the lowest median of those.
     Past ``budget_s`` the remaining steps are skipped (at least one candidate is always checked and,
@@ -320,6 +325,9 @@ def select_best(cands: Sequence[Candidate], check: Callable[[Candidate], str | N
 
     timed: list[Candidate] = []
     if len(ok) > 1:
+        if warmup_ms > 0:
+            with contextlib.suppress(Exception):  # a failing candidate is reported by its screening below
+                timer(ok[0], warmup_ms)
         for cand in ok:
             if timed and over():
                 break

@@ -92,7 +92,7 @@ def _select(cands, times, *, wrong=(), broken=(), log=None, **kw):
         seq = calls[c.id]
         return seq.pop(0) if seq is not None else times[c.id]
 
-    return m.select_best(cands, check, timer, **kw)
+    return m.select_best(cands, check, timer, **dict({"warmup_ms": 0}, **kw))
 
 
 def test_discards_failures_and_wrong_results_and_picks_fastest():
@@ -133,6 +133,20 @@ def test_a_non_finalist_screen_never_beats_the_finalists_medians():
                   top_k=2, within=0.0)
     assert not next(r for r in rep.results if r.id == c.id).final_ms
     assert rep.winner == b  # median 0.87 beats a's 0.89; c's lone 0.85 screen is not a candidate any more
+
+
+def test_a_warm_up_keeps_the_first_screen_from_reading_a_cool_gpu():
+    """The H200 case: right after the checks' idle time the GPU runs fast for a while, so the first candidate
+    screened reads fast once (0.75) and steadily 0.86 after; b is really the fastest (0.80)."""
+    a, b, c = _cand(bn=256), _cand(bn=128, warps=4, stages=4), _cand(group=4)
+    times = {a.id: [0.75] + [0.86] * 5, b.id: 0.80, c.id: 0.90}
+    log = []
+    rep = _select([a, b, c], times, top_k=1, within=0.0, warmup_ms=100.0, log=log)
+    assert [k for k in log if k[0] == "time"][:2] == [("time", a.id), ("time", a.id)]  # warm-up, then its screen
+    assert next(r for r in rep.results if r.id == a.id).screen_ms == 0.86
+    assert rep.winner == b
+    # without the warm-up the cool reading makes a the only finalist, and the winner
+    assert _select([a, b, c], {a.id: [0.75] + [0.86] * 5, b.id: 0.80, c.id: 0.90}, top_k=1, within=0.0).winner == a
 
 
 def test_single_survivor_is_not_timed_and_none_gives_no_winner():
