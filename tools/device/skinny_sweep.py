@@ -35,44 +35,40 @@ SHAPES = [(16, 8192, 8192), (128, 8192, 8192), (512, 8192, 8192)]
 BIG_SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024),
               (4096, 16384, 4096), (16384, 4096, 4096), (1024, 16384, 8192), (8192, 8192, 16384)]
 
-#: Configurations outside the candidate lists, tried directly: (family, constexprs, num_warps, grid mode).
+def _cfg(family: str, bm: int, bn: int, bk: int, stages: int, split_k: int = 0, group_m: int = 8,
+         subtile: int = 1, grid: str = "tiles") -> tuple[str, dict[str, int], int, str]:
+    """One configuration as (family, constexprs, num_warps, grid mode); one consumer warpgroup's num_warps."""
+    const = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m,
+             "NUM_STAGES": stages}
+    if split_k:
+        const["SPLIT_K"] = split_k
+    if subtile != 1:
+        const["EPILOGUE_SUBTILE"] = subtile
+    return family, const, 4, grid
+
+
+#: Configurations outside the candidate lists, tried directly on the skinny shapes.
 EXTRA = [
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 8, "SPLIT_K": 2}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 4}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 256, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 2}, 4, "tiles"),
-    ("ws_persistent", {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
-                       "NUM_STAGES": 4}, 4, "persistent"),
+    _cfg("tma_splitk", 64, 128, 64, 8, 2),
+    _cfg("tma_splitk", 64, 256, 128, 2, 4),
+    _cfg("tma_splitk", 64, 128, 256, 2, 2),
+    _cfg("ws_persistent", 128, 64, 128, 4, grid="persistent"),
     # two programs per SM (<= 114 KB each), twice the slices: one program's loads overlap the other's reduction
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 2}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 2}, 4, "tiles"),
+    _cfg("tma_splitk", 64, 128, 128, 2, 2),
+    _cfg("tma_splitk", 128, 64, 128, 2, 2),
+    _cfg("tma_splitk", 64, 256, 64, 2, 8),
     # three programs per SM (<= 76 KB each)
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 4}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 6}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 3}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 2, "SPLIT_K": 8}, 4, "tiles"),
-    ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
-                    "NUM_STAGES": 3, "SPLIT_K": 2}, 4, "tiles"),
+    _cfg("tma_splitk", 64, 128, 64, 2, 4),
+    _cfg("tma_splitk", 64, 128, 64, 2, 6),
+    _cfg("tma_splitk", 64, 64, 128, 2, 3),
+    _cfg("tma_splitk", 64, 64, 128, 3, 2),
 ]
 
-
-def _ws(stages: int, group_m: int, subtile: int = 1) -> dict[str, int]:
-    const = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": group_m,
-             "NUM_STAGES": stages}
-    return const if subtile == 1 else dict(const, EPILOGUE_SUBTILE=subtile)
-
-
 #: For the 8 regular shapes (``--big``): the cooperative kernel in other tile orders (L2 reuse).
-EXTRA_BIG = [("ws_persistent", _ws(3, 4), 4, "persistent"), ("ws_persistent", _ws(3, 16), 4, "persistent"),
-             ("ws_persistent", _ws(4, 16, 4), 4, "persistent"), ("ws_persistent", _ws(3, 32), 4, "persistent")]
+EXTRA_BIG = [_cfg("ws_persistent", 128, 256, 64, 3, group_m=4, grid="persistent"),
+             _cfg("ws_persistent", 128, 256, 64, 3, group_m=16, grid="persistent"),
+             _cfg("ws_persistent", 128, 256, 64, 4, group_m=16, subtile=4, grid="persistent"),
+             _cfg("ws_persistent", 128, 256, 64, 3, group_m=32, grid="persistent")]
 
 
 def _torch_dtype(name: str):
