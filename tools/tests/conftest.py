@@ -72,3 +72,8 @@ def attention_bench_mod() -> ModuleType:
 @pytest.fixture(scope="session")
 def tutorial_sass_mod() -> ModuleType:
     return load_script("tools/bench/tutorial_sass.py", "tritonx_bench_tutorial_sass")
+
+
+@pytest.fixture(scope="session")
+def skinny_sweep_mod() -> ModuleType:
+    return load_script("tools/device/skinny_sweep.py", "tritonx_skinny_sweep")
