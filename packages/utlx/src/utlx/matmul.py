@@ -203,7 +203,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
                      a_col, b_col)
         out += _make("ws_pingpong", pingpong.CONFIGS, "persistent", a_col, b_col)
         # not ws_cluster: measured on the H200 it runs 0-5% behind ws_persistent on every issue shape, and its
-        # narrow 128x64 tiles 4-5% behind tma_persistent's 64x128 ones at M = 128 (docs/utlx.md)
+        # narrow 128x64 tiles ~4% behind tma_persistent's 64x128 ones at M = 128 (docs/utlx.md)
     if shape is not None and is_skinny(*shape):
         out += (_make("tma_persistent", SKINNY_TILE_CONFIGS, "tiles", a_col, b_col)
                 + _make("tma_splitk", splitk.CONFIGS, "tiles", a_col, b_col))
