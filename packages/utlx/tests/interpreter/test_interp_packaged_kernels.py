@@ -165,3 +165,33 @@ def test_tma_splitk_through_the_matmul_candidate():
         a, b, c = make_inputs(48, 72, 136, dtype=torch.float16, seed=seed)
         launch(a, b, c)
         check_against_fp32(c, a, b)
+
+
+# The skinny configurations utlx.matmul ships, at their own tile sizes (not the small test tiles above), on ragged
+# problems with a few tiles and k-steps each (rows of 16-byte multiples, a TMA rule), B row- and column-major
+# (``x @ w.T`` is the decode case).
+_SHIPPED_SKINNY = [("tma_persistent", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
+                                       "NUM_STAGES": 4}, (72, 200, 304)),
+                   ("tma_splitk", {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 8,
+                                   "NUM_STAGES": 2, "SPLIT_K": 4}, (16, 200, 1096))]
+
+
+@pytest.mark.parametrize("b_col", [False, True], ids=["rr", "rc"])
+@pytest.mark.parametrize(("family", "const", "shape"), _SHIPPED_SKINNY, ids=[f[0] for f in _SHIPPED_SKINNY])
+def test_shipped_skinny_configurations(family, const, shape, b_col):
+    """Through ``Candidate.bind``, as utlx.matmul launches them (132 SMs; one program per tile or slice)."""
+    import importlib
+
+    from utlx.gemm_launch import Problem
+
+    m = importlib.import_module("utlx.matmul")
+    shipped = m.SKINNY_TILE_CONFIGS if family == "tma_persistent" else m.splitk.CONFIGS
+    assert (const, 4) in shipped
+    M, N, K = shape
+    for seed in (N + K, N + K + 1):  # the second call on fresh data must not carry the first one's sums
+        a, b, c = make_inputs(M, N, K, seed=seed)
+        b_in = b.T.contiguous().T if b_col else b
+        c.fill_(float("nan"))
+        cand = m.Candidate(family, tuple(sorted(dict(const, **({"B_COL": 1} if b_col else {})).items())), 4, "tiles")
+        cand.bind(Problem.of(a, b_in, 132))(a, b_in, c)
+        check_against_fp32(c, a, b)
