@@ -77,7 +77,7 @@ SKINNY_TILE_CONFIGS = [
     (_cfg(128, 64, 128, 4), 4),   # 208 KB
     (_cfg(128, 64, 128, 4), 8),
     # 208 KB: at M = 128 two row tiles x 64 column tiles, each m64n128 wgmma twice as wide as the 128x64 tile's
-    # m64n64. On the H200 (2026-12-01, fourth session): 0.963-0.974x cuBLAS at M = 128 against 0.937-0.949x
+    # m64n64. On the H200 (2026-12-01, fifth session): 0.963-0.974x cuBLAS at M = 128 against 0.937-0.949x
     (_cfg(64, 128, 128, 4), 4),
 ]
 

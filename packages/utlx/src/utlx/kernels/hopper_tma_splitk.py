@@ -194,7 +194,7 @@ CONFIGS = [
     # (2026-12-01) it lost to the 128x64 whole-K tiles at M = 128, like every split-K tile there
     (_cfg(128, 256, 64, 3, 4), 8),
     # 112 KB: two programs per SM. At M = 16, N = K = 8192: 64 tiles x 4 slices = 256 programs, all resident at
-    # once, so one program's reduction and prologue overlap the other's loads. On the H200 (2026-12-01, fourth
+    # once, so one program's reduction and prologue overlap the other's loads. On the H200 (2026-12-01, fifth
     # session) the fastest at M = 16: 47.0 bf16 / 46.6 fp16 TFLOPS against 45.9 / 46.2 for the best one-per-SM tile
     (_cfg(64, 128, 128, 2, 4), 4),
 ]

@@ -172,7 +172,7 @@ CONFIGS = [
     (_cfg(128, 256, 64, 3), 4),
     (_cfg(128, 128, 64, 4), 4),
     (_cfg(128, 256, 64, 4, epilogue_subtile=4), 4),
-    # groups of 16 row tiles: on the H200 (2026-12-01, fourth session) 0.7-3% ahead of groups of 8 at 4096^3 fp16,
+    # groups of 16 row tiles: on the H200 (2026-12-01, fifth session) 0.7-3% ahead of groups of 8 at 4096^3 fp16,
     # 8192^3 bf16 and 8192x8192x16384 fp16, 6% behind at 8192x8192x1024; the tuner picks per shape
     (_cfg(128, 256, 64, 3, group_m=16), 4),
 ]
