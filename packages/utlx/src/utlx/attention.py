@@ -238,19 +238,20 @@ def consumer_blocks(m: int, n_ctx: int, causal: bool, block_m: int = 128, block_
                     num_consumers: int = 2, num_kv: int = 2) -> tuple[int, int]:
     """(KV blocks row block ``m`` loads, KV blocks its consumers compute, summed over them).
 
-    The kernel's rule (``hopper_flash_attention._blocks_needed``): a consumer computes the blocks its own 64
-    rows see (causal: up to its last row's diagonal, draining at most ``num_kv - 1`` past it), and only the
-    first block when its rows are all past N_CTX.
+    The kernel's rule (``hopper_flash_attention._blocks_needed``): a consumer computes the blocks its own
+    ``block_m / num_consumers`` rows see (causal: up to its last row's diagonal, draining at most ``num_kv - 1``
+    past it), and only the first block when its rows are all past N_CTX.
     """
     last_col = min((m + 1) * block_m, n_ctx) if causal else n_ctx
     n_kv = -(-last_col // block_n)
+    rows = block_m // num_consumers
     work = 0
     for c in range(num_consumers):
-        row0 = m * block_m + 64 * c
+        row0 = m * block_m + rows * c
         if row0 >= n_ctx:
             work += 1
         elif causal:
-            work += max(min(n_kv, (row0 + 63) // block_n + 1), n_kv - (num_kv - 1))
+            work += max(min(n_kv, (row0 + rows - 1) // block_n + 1), n_kv - (num_kv - 1))
         else:
             work += n_kv
     return n_kv, work

@@ -170,8 +170,9 @@ def _step(q_tile, k_tiles, v_tiles, k_fulls, k_empties, v_fulls, v_empties, acc,
 
 
 @triton.jit
-def _blocks_needed(row0, lo, n_kv, N_CTX, BLOCK_N: tl.constexpr, NUM_KV: tl.constexpr, CAUSAL: tl.constexpr):
-    """How many of a segment's KV blocks this consumer's 64 rows (from ``row0``) compute; it drains the rest.
+def _blocks_needed(row0, lo, n_kv, N_CTX, ROWS: tl.constexpr, BLOCK_N: tl.constexpr, NUM_KV: tl.constexpr,
+                   CAUSAL: tl.constexpr):
+    """How many of a segment's KV blocks this consumer's ``ROWS`` rows (from ``row0``) compute; it drains the rest.
 
     Causal: the blocks up to its own last row's diagonal (a 192-row tile's first consumer needs one block
     less than the tile, as do the second consumer of every other tile). It holds its last computed block's
@@ -180,7 +181,7 @@ def _blocks_needed(row0, lo, n_kv, N_CTX, BLOCK_N: tl.constexpr, NUM_KV: tl.cons
     the tile) compute only the first block; nothing of theirs is stored.
     """
     if CAUSAL:
-        n = tl.minimum(n_kv, (row0 + 63) // BLOCK_N + 1 - lo)
+        n = tl.minimum(n_kv, (row0 + ROWS - 1) // BLOCK_N + 1 - lo)
         n = tl.maximum(n, n_kv - (NUM_KV - 1))
     else:
         n = n_kv
@@ -355,7 +356,7 @@ def _consumer(cid: tl.constexpr, q_tiles, k_tiles, v_tiles, o_tiles, q_fulls, q_
         row0_n = m * BLOCK_M + cid * BLOCK_M_SPLIT
         rows_n = row0_n + tl.arange(0, BLOCK_M_SPLIT)
         if TRIM:
-            n_c, past = _blocks_needed(row0_n, lo, n_kv, N_CTX, BLOCK_N, NUM_KV, CAUSAL)
+            n_c, past = _blocks_needed(row0_n, lo, n_kv, N_CTX, BLOCK_M_SPLIT, BLOCK_N, NUM_KV, CAUSAL)
         else:
             n_c = n_kv
             past = 0
