@@ -395,7 +395,8 @@ def bind(family: str, constexprs: dict[str, int], num_warps: int, grid_mode: str
     if family == "ws_cluster":
         _check_layout(family, const, problem)
         fn, cols = ws_cluster.kernel_for(problem.a_col, problem.b_col)
-        blocks = ws_cluster.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const))
+        blocks = ws_cluster.descriptor_blocks(bm, bn, bk, problem.a_col, problem.b_col, tma.epilogue_subtile(const),
+                                              bool(const.get("SHARE_B")))
         ctas = ws_cluster.programs(M, N, const, problem.num_sms)
         return GemmLaunch(fn, dict(const, NUM_SMS=ctas, **cols), num_warps, (ctas,), problem, blocks, pdl,
                           cluster_ctas=ws_cluster.CLUSTER.value)

@@ -113,8 +113,8 @@ class Candidate:
     def id(self) -> str:
         """Stable text id (what the disk cache stores): family, grid, tile, stages, group, warps (then
         ``/e<EPILOGUE_SUBTILE>`` for a subtiled epilogue, ``/k<SPLIT_K>`` for the split-K kernel, ``/m<MIN_SHARE>``
-        for a stream-K one whose minimum share is not 4, and ``/acol``
-        ``/bcol`` for the column-major-operand variants)."""
+        for a stream-K one whose minimum share is not 4, ``/shareb`` for the cluster kernel's B-sharing pairs, and
+        ``/acol`` ``/bcol`` for the column-major-operand variants)."""
         c = self.config
         text = (f"{self.family}/{self.grid_mode}/{c['BLOCK_SIZE_M']}x{c['BLOCK_SIZE_N']}x{c['BLOCK_SIZE_K']}"
                 f"/s{c['NUM_STAGES']}/g{c['GROUP_SIZE_M']}/w{self.num_warps}")
@@ -124,6 +124,8 @@ class Candidate:
             text += f"/k{c['SPLIT_K']}"
         if c.get("MIN_SHARE", 4) != 4:
             text += f"/m{c['MIN_SHARE']}"
+        if c.get("SHARE_B"):
+            text += "/shareb"
         return text + ("/acol" if c.get("A_COL") else "") + ("/bcol" if c.get("B_COL") else "")
 
     def smem_bytes(self, elem_bytes: int = 2) -> int | None:

@@ -5,8 +5,11 @@ instruction they change; ``utlx.compiler.cluster_ptx`` rewrites it in the PTX. C
 each instruction form (Triton 3.6 and 3.8 spell the TMA destination differently), that a marker around
 nothing is a compile error naming the op, that unmarked PTX is returned as it is, and the 2-CTA GEMM
 (``hopper_ws_cluster``) compiled for cuda:90: one multicast load, a mapa + remote arrive per slot release,
-one cluster barrier per task, no cluster-scope fence on the k-loop's arrivals, no spills. The GPU test
-(``tests/gpu/test_ws_cluster.py``) runs it against a float32 reference.
+one cluster barrier per task, no cluster-scope fence on the k-loop's arrivals, no spills; the same kernel
+sharing B (``SHARE_B``: one multicast B half per CTA rank, each in its own arm of a branch). Markers carry an id
+that pairs each begin with its end: without it LLVM hoisted the two arms' identical begin markers above the
+branch (a compile error, "an end marker without its begin marker"). The GPU test
+(``tests/gpu/test_ws_cluster.py``) runs both kernels against a float32 reference.
 """
 
 from __future__ import annotations
@@ -42,6 +45,17 @@ def test_arrive_becomes_remote():
     assert "mapa.shared::cluster.u32 %utlx_bar, %r242, %r13;" in out
     # the CTA-scope release CUTLASS uses: a cluster-scope one costs a GPU-wide MEMBAR on every k-step
     assert "@%p19 mbarrier.arrive.shared::cluster.b64 _, [%utlx_bar];" in out
+
+
+def test_an_end_marker_of_another_op_is_an_error():
+    lines = ["\tmov.u32 %r12, %r10; // utlx-cluster:multicast@7",
+             "\tcp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [%r1], [%rd5, {%r2, %r3}], "
+             "[%r4];",
+             "\tmov.u32 %r14, 0; // utlx-cluster:end@8"]
+    with pytest.raises(UtlxCompileError, match=r"utlx\.async_descriptor_load.*@7.*@8"):
+        cluster_ptx.rewrite("\n".join(lines))
+    lines[-1] = lines[-1].replace("@8", "@7")
+    assert ".multicast::cluster" in cluster_ptx.rewrite("\n".join(lines))
 
 
 def test_unmarked_ptx_is_returned_as_it_is():
@@ -108,3 +122,61 @@ def test_bad_multicast_is_an_error_naming_the_op(targets, target, match):
     with pytest.raises(Exception, match=match) as err:
         _compile_multicast(targets, target)
     assert "async_descriptor_load" in str(err.value)
+
+
+@triton.jit
+def _multicast_per_rank(desc, out):
+    """One multicast load per arm of a runtime branch, into different halves of one buffer."""
+    buf = tlx.local_alloc((64, 128), tl.float16, 1)
+    bar = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bar[0], 16384)
+    if tl.program_id(0) % 2 == 0:
+        tlx.async_descriptor_load(desc, tlx.local_slice(buf[0], [0, 0], [64, 64]), [0, 0], bar[0],
+                                  multicast_targets=[0, 1])
+    else:
+        tlx.async_descriptor_load(desc, tlx.local_slice(buf[0], [0, 64], [64, 64]), [0, 64], bar[0],
+                                  multicast_targets=[0, 1])
+    tlx.barrier_wait(bar[0], 0)
+    tl.store(out + tl.arange(0, 128), tl.sum(tlx.local_load(buf[0]).to(tl.float32), 0))
+
+
+def _marker_pairs(ptx):
+    """(kind, begin id, end id) of every marker pair, in PTX order."""
+    marks = re.findall(r"// utlx-cluster:(\w+)@(\d+)", ptx)
+    return [(k, b, e) for (k, b), (end, e) in zip(marks[::2], marks[1::2], strict=True) if end == "end"]
+
+
+def test_a_multicast_load_in_each_arm_of_a_branch_keeps_its_own_markers():
+    sig = {"desc": "tensordesc<fp16[64, 64]>", "out": "*fp32"}
+    ptx = compile_kernel(_multicast_per_rank, sig, {}, "cuda:90", 4).asm["ptx"]
+    pairs = _marker_pairs(ptx)
+    assert [k for k, _, _ in pairs] == ["multicast", "multicast"]
+    assert all(b == e for _, b, e in pairs) and pairs[0][1] != pairs[1][1]
+    assert ptx.count(".multicast::cluster [") == 2
+
+
+@pytest.fixture(scope="module")
+def share_b_gemm():
+    const, nw = cl.CONFIGS[0]  # 128x256x64, 3 stages
+    const = dict(const, SHARE_B=1)
+    sig = cl.signature(128, 256, 64, share_b=True)
+    return compile_kernel(cl.matmul_kernel_ws_cluster, sig, dict(const, NUM_SMS=132), "cuda:90", nw), const, sig
+
+
+def test_share_b_gemm_multicasts_one_b_half_per_rank(share_b_gemm):
+    k, const, sig = share_b_gemm
+    ptx = k.asm["ptx"]
+    assert sig["b_desc"] == "tensordesc<fp16[64, 128]>"  # each CTA loads half of the 64x256 B tile
+    assert ptx.count(".multicast::cluster [") == 2  # B half 0 (rank 0's arm) and half 1 (rank 1's)
+    # both A halves of the CTA's own tile stay single-CTA loads
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.mbarrier", ptx)) == 2
+    assert all(b == e for _, b, e in _marker_pairs(ptx))
+    assert spills(ptxas_report(ptx)) == (0, 0)
+    assert k.metadata.shared <= cl.smem_bytes(const) < k.metadata.shared + cl.SMEM_SLACK
+
+
+def test_share_b_pairs_are_vertical():
+    const = dict(cl.CONFIGS[0][0], SHARE_B=1)
+    assert cl.programs(384, 512, const, 132) == 2 * 2 * 2  # 3 row tiles -> 2 pairs, 2 column tiles
+    assert cl.programs(384, 512, cl.CONFIGS[0][0], 132) == 2 * 3 * 1  # sharing A: 3 rows x 1 pair of columns
+    assert cl.descriptor_blocks(128, 256, 64, b_col=True, share_b=True)[1] == [128, 64]

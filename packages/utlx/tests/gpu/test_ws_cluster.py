@@ -1,9 +1,11 @@
-"""The 2-CTA cluster GEMM (``ws_cluster``: multicast A, cross-CTA slot release) on the GPU.
+"""The 2-CTA cluster GEMM (``ws_cluster``: multicast A or, with ``SHARE_B``, B; cross-CTA slot release) on the GPU.
 
 What could go wrong and where it would show: a wrong CTA mask or byte count hangs a ``full`` barrier (the
 test times out); a missing peer arrival lets a producer overwrite a slot the peer still reads (wrong values
 that move between runs: each shape runs on three fresh inputs); a CTA leaving early faults (illegal
-address). Shapes cover an odd number of column tiles (the last pair's second tile lies past N), ragged
+address); a B half multicast into the wrong columns of the peer's slot gives wrong values in every tile.
+Shapes cover an odd number of column tiles (sharing A: the last pair's second tile lies past N) and of row
+tiles (sharing B: past M), ragged
 M, N and K, a single k-step, fewer tile pairs than clusters, and many tiles per CTA (the ring and the
 barrier phases wrap round many times). Every result is checked against a float32 reference.
 """
@@ -37,9 +39,9 @@ SHAPES = [
 TOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 
-def _candidate(i: int, a_col: bool, b_col: bool) -> Candidate:
+def _candidate(i: int, a_col: bool, b_col: bool, share_b: bool = False) -> Candidate:
     const, nw = cl.CONFIGS[i]
-    cols = {**({"A_COL": 1} if a_col else {}), **({"B_COL": 1} if b_col else {})}
+    cols = {**({"A_COL": 1} if a_col else {}), **({"B_COL": 1} if b_col else {}), **({"SHARE_B": 1} if share_b else {})}
     return Candidate("ws_cluster", tuple(sorted({**const, **cols}.items())), nw, "persistent")
 
 
@@ -53,8 +55,9 @@ def _inputs(M, N, K, dtype, seed, a_col, b_col):
 @pytest.mark.parametrize("cfg", range(len(cl.CONFIGS)), ids=lambda i: f"cfg{i}")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize(("a_col", "b_col"), [(False, False), (True, True)], ids=["rr", "cc"])
-def test_matches_float32_reference(cfg, dtype, a_col, b_col):
-    cand = _candidate(cfg, a_col, b_col)
+@pytest.mark.parametrize("share_b", [False, True], ids=["shareA", "shareB"])
+def test_matches_float32_reference(cfg, dtype, a_col, b_col, share_b):
+    cand = _candidate(cfg, a_col, b_col, share_b)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for i, (M, N, K) in enumerate(SHAPES):
         launch = None

@@ -28,7 +28,7 @@ from typing import Any
 from .errors import UtlxCompileError
 
 TAG = "utlx-cluster"
-_MARKER = re.compile(rf"^\s*mov\.(?:u32|b32)\s+(%r\d+),\s*[^;]+;\s*// {TAG}:(\w+)\s*$")
+_MARKER = re.compile(rf"^\s*mov\.(?:u32|b32)\s+(%r\d+),\s*[^;]+;\s*// {TAG}:(\w+)(?:@(\d+))?\s*$")
 _TMA = re.compile(r"^(\s*)(@!?%p\d+\s+)?cp\.async\.bulk\.tensor\.(\d)d\.shared::(?:cta|cluster)\.global"
                   r"(\.[\w:]+)*?\.mbarrier::complete_tx::bytes((?:\.[\w:]+)*)\s+(\[[^\]]+\]),\s*(\[[^\]]+\]),"
                   r"\s*(\[[^\]]+\])(.*);\s*$")
@@ -40,12 +40,14 @@ KINDS = {"multicast": ("async_descriptor_load", "cp.async.bulk.tensor"),
          "remote_arrive": ("barrier_arrive", "mbarrier.arrive")}
 
 
-def marker(kind: str) -> str:
-    """The inline asm text of a begin marker (``$1``: the operand) or of the ``end`` marker."""
+def marker(kind: str, uid: int | None = None) -> str:
+    """The inline asm text of a begin marker (``$1``: the operand) or of the ``end`` marker; ``uid`` pairs a
+    begin with its end and keeps LLVM from merging two markers of the same kind (see ``ops._cluster_mark``)."""
+    tail = "" if uid is None else f"@{uid}"
     if kind == "end":
-        return f"mov.u32 $0, 0; // {TAG}:end"
+        return f"mov.u32 $0, 0; // {TAG}:end{tail}"
     assert kind in KINDS, kind
-    return f"mov.u32 $0, $1; // {TAG}:{kind}"
+    return f"mov.u32 $0, $1; // {TAG}:{kind}{tail}"
 
 
 def _multicast(m: re.Match, reg: str) -> str:
@@ -72,15 +74,19 @@ def rewrite(ptx: str, ctx: Any = None) -> str:
         return ptx
     out: list[str] = []
     open_kind: str | None = None
+    open_uid: str | None = None
     reg = ""
     done = 0
     for line in ptx.split("\n"):
         m = _MARKER.match(line)
         if m:
-            kind = m.group(2)
+            kind, uid = m.group(2), m.group(3)
             if kind == "end":
                 if open_kind is None:
                     raise UtlxCompileError("cluster_ptx", "an end marker without its begin marker in the PTX")
+                if uid != open_uid:
+                    raise UtlxCompileError(KINDS[open_kind][0], f"the {open_kind} marker @{open_uid} is closed by "
+                                           f"the end marker of another op (@{uid}): LLVM moved a marker")
                 if not done:
                     op, instr = KINDS[open_kind]
                     raise UtlxCompileError(op, f"the {open_kind} form found no {instr} to rewrite in the PTX",
@@ -90,7 +96,7 @@ def rewrite(ptx: str, ctx: Any = None) -> str:
             else:
                 if open_kind is not None:
                     raise UtlxCompileError(KINDS[kind][0], f"a {kind} marker inside an open {open_kind} marker")
-                open_kind, reg, done = kind, m.group(1), 0
+                open_kind, open_uid, reg, done = kind, uid, m.group(1), 0
             out.append(line)
             continue
         if open_kind is not None:

@@ -9,6 +9,7 @@ Each body has TLX's parameter names and defaults so that positional and keyword 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import triton.language as tl
@@ -584,10 +585,14 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
         raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
     remote = _c(remote_cta_rank) is not None
     if remote:  # the same barrier in cluster CTA `remote_cta_rank` (mapa + a shared::cluster arrive)
-        _cluster_mark(_semantic, op, "remote_arrive", _cluster_rank(_semantic, remote_cta_rank, op))
+        uid = _cluster_mark(_semantic, op, "remote_arrive", _cluster_rank(_semantic, remote_cta_rank, op))
     placeholder.emit(_semantic, op, {"count": count}, handles=[b.handle, _i1(_semantic, pred, op, "pred")])
     if remote:
-        _cluster_mark(_semantic, op, "end")
+        _cluster_mark(_semantic, op, "end", uid=uid)
+
+
+#: Ids of cluster markers, unique within a process (see :func:`_cluster_mark`).
+_MARKER_IDS = itertools.count()
 
 
 def _cluster_rank(_semantic: Any, rank: Any, op: str) -> Any:
@@ -598,8 +603,14 @@ def _cluster_rank(_semantic: Any, rank: Any, op: str) -> Any:
     return _i32(_semantic, rank, op, "remote_cta_rank")
 
 
-def _cluster_mark(_semantic: Any, op: str, kind: str, operand: Any = None) -> None:
-    """A :mod:`utlx.compiler.cluster_ptx` marker: the next stock instruction becomes its cluster form."""
+def _cluster_mark(_semantic: Any, op: str, kind: str, operand: Any = None, uid: int | None = None) -> int:
+    """A :mod:`utlx.compiler.cluster_ptx` marker: the next stock instruction becomes its cluster form.
+
+    A begin marker takes a fresh id and returns it; its ``end`` marker carries the same ``uid``. Why ids: two
+    markers with the same text on both arms of a branch (one multicast load per CTA rank, say) are identical
+    side-effecting instructions, and LLVM hoists them above the branch (or sinks the ends below it), which
+    leaves begin and end markers in different blocks. Distinct texts cannot be merged.
+    """
     target = from_semantic(_semantic)
     _nvidia_only(op, target)
     if target.capability < 90:
@@ -607,7 +618,9 @@ def _cluster_mark(_semantic: Any, op: str, kind: str, operand: Any = None) -> No
                                target=target.name)
     b = _semantic.builder
     operands, constraints = ([operand], "=r,r") if operand is not None else ([], "=r")
-    b.create_inline_asm(cluster_ptx.marker(kind), constraints, operands, [b.get_int32_ty()], False, 1)
+    uid = next(_MARKER_IDS) if uid is None else uid
+    b.create_inline_asm(cluster_ptx.marker(kind, uid), constraints, operands, [b.get_int32_ty()], False, 1)
+    return uid
 
 
 def _check_warp_barrier_arrive(_semantic: Any, bar: values.BarrierView) -> None:
@@ -686,11 +699,11 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
     mask = _multicast_mask(_semantic, targets, op) if targets else None
     anchor = _desc_anchor(_semantic, op, desc, offsets, view.shape)
     if mask is not None:  # the box lands at the same offset in every target CTA (cluster_ptx)
-        _cluster_mark(_semantic, op, "multicast", mask)
+        uid = _cluster_mark(_semantic, op, "multicast", mask)
     placeholder.emit(_semantic, op, {}, handles=[view.handle, bar.handle, _i1(_semantic, pred, op, "pred")],
                      tensors=[anchor])
     if mask is not None:
-        _cluster_mark(_semantic, op, "end")
+        _cluster_mark(_semantic, op, "end", uid=uid)
 
 
 def _multicast_mask(_semantic: Any, targets: Any, op: str) -> Any:

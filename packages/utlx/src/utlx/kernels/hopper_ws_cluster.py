@@ -46,27 +46,74 @@ CLUSTER = tl.constexpr(2)
 
 
 @triton.jit
-def _pair_tile(pair, rank, M, N, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
-    """(pid_m, pid_n) of CTA ``rank``'s tile in tile pair ``pair`` (pairs ordered like tiles of twice the width)."""
-    pid_m, pid_pair = _grouped_tile(pair, M, N, BLOCK_SIZE_M, 2 * BLOCK_SIZE_N, GROUP_SIZE_M)
-    return pid_m, 2 * pid_pair + rank
+def _pair_tile(pair, rank, M, N, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+               SHARE_B: tl.constexpr):
+    """(pid_m, pid_n) of CTA ``rank``'s tile in tile pair ``pair``: pairs ordered like tiles of twice the width
+    (sharing A: same rows) or, with ``SHARE_B``, of twice the height (same columns)."""
+    if SHARE_B:
+        pid_pair, pid_n = _grouped_tile(pair, M, N, 2 * BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        return 2 * pid_pair + rank, pid_n
+    else:
+        pid_m, pid_pair = _grouped_tile(pair, M, N, BLOCK_SIZE_M, 2 * BLOCK_SIZE_N, GROUP_SIZE_M)
+        return pid_m, 2 * pid_pair + rank
+
+
+@triton.jit
+def _num_pairs(M, N, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, SHARE_B: tl.constexpr):
+    """Tile pairs of the problem (an odd last row or column of tiles pairs with a tile past the edge)."""
+    if SHARE_B:
+        return tl.cdiv(tl.cdiv(M, BLOCK_SIZE_M), 2) * tl.cdiv(N, BLOCK_SIZE_N)
+    else:
+        return tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(tl.cdiv(N, BLOCK_SIZE_N), 2)
+
+
+@triton.jit
+def _load_a(a_desc, a_slot, off_m, off_k, bar, A_COL: tl.constexpr, MULTICAST: tl.constexpr):
+    """One ``BLOCK_SIZE_M / 2``-row half of the A tile into ``a_slot``, with ``MULTICAST`` into both CTAs."""
+    if MULTICAST:
+        if A_COL:
+            tlx.async_descriptor_load(a_desc, a_slot, [off_k, off_m], bar, multicast_targets=[0, 1])
+        else:
+            tlx.async_descriptor_load(a_desc, a_slot, [off_m, off_k], bar, multicast_targets=[0, 1])
+    else:
+        if A_COL:
+            tlx.async_descriptor_load(a_desc, a_slot, [off_k, off_m], bar)
+        else:
+            tlx.async_descriptor_load(a_desc, a_slot, [off_m, off_k], bar)
+
+
+@triton.jit
+def _load_b_half(b_desc, b_slot, off_n, off_k, bar, HALF: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                 BLOCK_SIZE_K: tl.constexpr, B_COL: tl.constexpr):
+    """Column half ``HALF`` of the B tile at (``off_k``, ``off_n``) into the same columns of ``b_slot`` in both
+    CTAs (multicast). For column-major B the slot holds B^T, so the half is a contiguous row half."""
+    HALF_N: tl.constexpr = BLOCK_SIZE_N // 2
+    if B_COL:
+        dst = tlx.local_slice(b_slot, [HALF * HALF_N, 0], [HALF_N, BLOCK_SIZE_K])
+        tlx.async_descriptor_load(b_desc, dst, [off_n + HALF * HALF_N, off_k], bar, multicast_targets=[0, 1])
+    else:
+        dst = tlx.local_slice(b_slot, [0, HALF * HALF_N], [BLOCK_SIZE_K, HALF_N])
+        tlx.async_descriptor_load(b_desc, dst, [off_k, off_n + HALF * HALF_N], bar, multicast_targets=[0, 1])
 
 
 @triton.jit
 def _produce(a_desc, b_desc, bufs_A, bufs_B, full, empty, M, N, K, BLOCK_SIZE_M: tl.constexpr,
              BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
-             NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr):
-    """The producer of CTA ``rank``: A half ``rank`` of every stage to both CTAs, its own B tile, then the tail."""
+             NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr,
+             SHARE_B: tl.constexpr):
+    """The producer of CTA ``rank``, every stage: sharing A, its A half ``rank`` to both CTAs and its own B
+    tile; with ``SHARE_B``, both halves of its own A tile and B column half ``rank`` to both CTAs. Then the
+    tail."""
     STAGE_BYTES: tl.constexpr = (BLOCK_SIZE_M * BLOCK_SIZE_K + BLOCK_SIZE_K * BLOCK_SIZE_N) * tlx.size_of(
         tlx.dtype_of(a_desc))
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     rank = tl.program_id(0) % 2
-    num_pairs = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(tl.cdiv(N, BLOCK_SIZE_N), 2)
+    num_pairs = _num_pairs(M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, SHARE_B)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
     for pair in tl.range(tl.program_id(0) // 2, num_pairs, NUM_SMS // 2, num_stages=0):
-        pid_m, pid_n = _pair_tile(pair, rank, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        off_m = pid_m * BLOCK_SIZE_M + rank * HALF_M
+        pid_m, pid_n = _pair_tile(pair, rank, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M, SHARE_B)
+        off_m = pid_m * BLOCK_SIZE_M
         off_n = pid_n * BLOCK_SIZE_N
         for kk in tl.range(0, k_tiles, num_stages=0):
             s = it % NUM_STAGES
@@ -74,15 +121,20 @@ def _produce(a_desc, b_desc, bufs_A, bufs_B, full, empty, M, N, K, BLOCK_SIZE_M:
             bar = tlx.local_view(full, s)
             tlx.barrier_expect_bytes(bar, STAGE_BYTES)
             off_k = kk * BLOCK_SIZE_K
-            a_slot = tlx.local_view(bufs_A, 2 * s + rank)
-            if A_COL:
-                tlx.async_descriptor_load(a_desc, a_slot, [off_k, off_m], bar, multicast_targets=[0, 1])
+            b_slot = tlx.local_view(bufs_B, s)
+            if SHARE_B:
+                _load_a(a_desc, tlx.local_view(bufs_A, 2 * s), off_m, off_k, bar, A_COL, False)
+                _load_a(a_desc, tlx.local_view(bufs_A, 2 * s + 1), off_m + HALF_M, off_k, bar, A_COL, False)
+                if rank == 0:  # a slice's offset is static: one branch per rank
+                    _load_b_half(b_desc, b_slot, off_n, off_k, bar, 0, BLOCK_SIZE_N, BLOCK_SIZE_K, B_COL)
+                else:
+                    _load_b_half(b_desc, b_slot, off_n, off_k, bar, 1, BLOCK_SIZE_N, BLOCK_SIZE_K, B_COL)
             else:
-                tlx.async_descriptor_load(a_desc, a_slot, [off_m, off_k], bar, multicast_targets=[0, 1])
-            if B_COL:
-                tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_n, off_k], bar)
-            else:
-                tlx.async_descriptor_load(b_desc, tlx.local_view(bufs_B, s), [off_k, off_n], bar)
+                _load_a(a_desc, tlx.local_view(bufs_A, 2 * s + rank), off_m + rank * HALF_M, off_k, bar, A_COL, True)
+                if B_COL:
+                    tlx.async_descriptor_load(b_desc, b_slot, [off_n, off_k], bar)
+                else:
+                    tlx.async_descriptor_load(b_desc, b_slot, [off_k, off_n], bar)
             it += 1
     for _ in tl.static_range(NUM_STAGES):  # the tail: every slot's last use released, by both CTAs
         tlx.barrier_wait(tlx.local_view(empty, it % NUM_STAGES), ((it // NUM_STAGES) & 1) ^ 1)
@@ -93,16 +145,16 @@ def _produce(a_desc, b_desc, bufs_A, bufs_B, full, empty, M, N, K, BLOCK_SIZE_M:
 def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, ROW: tl.constexpr,
               BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
               GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
-              A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+              A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, SHARE_B: tl.constexpr):
     """Rows ``ROW * BLOCK_SIZE_M / 2 ...`` of every tile of this CTA; slots are released to both CTAs."""
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
     rank = tl.program_id(0) % 2
     peer = 1 - rank
-    num_pairs = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(tl.cdiv(N, BLOCK_SIZE_N), 2)
+    num_pairs = _num_pairs(M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, SHARE_B)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
     for pair in tl.range(tl.program_id(0) // 2, num_pairs, NUM_SMS // 2, num_stages=0):
-        pid_m, pid_n = _pair_tile(pair, rank, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = _pair_tile(pair, rank, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M, SHARE_B)
         acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
         acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL, 2, ROW,
                                 CLUSTER, peer)
@@ -118,7 +170,7 @@ def matmul_kernel_ws_cluster(
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
     A_COL: tl.constexpr = False, B_COL: tl.constexpr = False, EPILOGUE_SUBTILE: tl.constexpr = 1,
-    PDL: tl.constexpr = False,
+    PDL: tl.constexpr = False, SHARE_B: tl.constexpr = False,
 ):
     """``NUM_SMS``: the number of CTAs launched (even; clusters of two consecutive CTAs). ``A_COL`` / ``B_COL``:
     that operand is column-major and its descriptor is over its transpose."""
@@ -138,15 +190,15 @@ def matmul_kernel_ws_cluster(
         with tlx.async_task("default"):
             tlx.cluster_barrier()
             _consumer(c_desc, bufs_A, bufs_B, buf_C0, full, empty, M, N, K, 0, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE, SHARE_B)
         with tlx.async_task(num_warps=4, registers=216):
             tlx.cluster_barrier()
             _consumer(c_desc, bufs_A, bufs_B, buf_C1, full, empty, M, N, K, 1, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE)
+                      BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, EPILOGUE_SUBTILE, SHARE_B)
         with tlx.async_task(num_warps=4, registers=40):
             tlx.cluster_barrier()
             _produce(a_desc, b_desc, bufs_A, bufs_B, full, empty, M, N, K, BLOCK_SIZE_M, BLOCK_SIZE_N,
-                     BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL)
+                     BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, SHARE_B)
 
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
@@ -154,10 +206,26 @@ def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[s
     return matmul_kernel_ws_cluster, ({"A_COL": a_col, "B_COL": b_col} if a_col or b_col else {})
 
 
-#: The cooperative kernel's host-side description serves as it is: same descriptors (A in halves), signature,
-#: configurations (shared memory and registers do not change) and shared-memory bound.
-descriptor_blocks = ws.descriptor_blocks
-signature = ws.signature
+def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False,
+                      epilogue_subtile: int = 1, share_b: bool = False) -> tuple[list, list, list]:
+    """TMA boxes: the cooperative kernel's (A and C in ``bm // 2``-row halves); with ``share_b`` each CTA loads
+    one ``bn // 2``-column half of B, so B's box is half as wide."""
+    blk_a, blk_b, blk_c = ws.descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile)
+    if share_b:
+        blk_b = [bn // 2, bk] if b_col else [bk, bn // 2]
+    return blk_a, blk_b, blk_c
+
+
+def signature(bm: int, bn: int, bk: int, dtype: str = "fp16", a_col: bool = False, b_col: bool = False,
+              epilogue_subtile: int = 1, share_b: bool = False) -> dict[str, str]:
+    """Signature for compiling without a GPU (see :func:`descriptor_blocks`)."""
+    blk_a, blk_b, blk_c = descriptor_blocks(bm, bn, bk, a_col, b_col, epilogue_subtile, share_b)
+    return {"a_desc": f"tensordesc<{dtype}{blk_a}>", "b_desc": f"tensordesc<{dtype}{blk_b}>",
+            "c_desc": f"tensordesc<{dtype}{blk_c}>", "M": "i32", "N": "i32", "K": "i32"}
+
+
+#: The cooperative kernel's shared-memory bound and configurations serve as they are (the rings, the C
+#: staging and the registers do not change). ``SHARE_B: 1`` in a configuration selects the B-sharing pairs.
 smem_bytes = ws.smem_bytes
 SMEM_SLACK = ws.SMEM_SLACK
 CONFIGS = list(ws.CONFIGS)
@@ -165,5 +233,9 @@ CONFIGS = list(ws.CONFIGS)
 
 def programs(M: int, N: int, const: dict[str, int], num_sms: int) -> int:
     """CTAs to launch: one pair per tile pair, at most the SMs rounded down to an even number."""
-    pairs = triton.cdiv(M, const["BLOCK_SIZE_M"]) * triton.cdiv(triton.cdiv(N, const["BLOCK_SIZE_N"]), 2)
+    row_tiles, col_tiles = triton.cdiv(M, const["BLOCK_SIZE_M"]), triton.cdiv(N, const["BLOCK_SIZE_N"])
+    if const.get("SHARE_B"):
+        pairs = triton.cdiv(row_tiles, 2) * col_tiles
+    else:
+        pairs = row_tiles * triton.cdiv(col_tiles, 2)
     return 2 * max(1, min(num_sms // 2, pairs))
