@@ -10,7 +10,8 @@ allocating calls through the bound launcher, back to back, cuBLAS (``torch.matmu
 ``--power``: also run cuBLAS and one utlx kernel for a few seconds each at 4096^3 while ``nvidia-smi`` samples
 SM clock and power, to say whether these GEMMs run at the power limit.
 
-``--big``: also the 8 regular shapes, with :data:`EXTRA_BIG` (the cooperative kernel in other tile orders).
+``--big``: also the 8 regular shapes, with :data:`EXTRA_BIG` (the cooperative kernel in other tile orders, the
+2-CTA cluster kernel sharing B or A). ``--families``: time only those kernel families beside cuBLAS.
 
 Usage: ``python tools/device/skinny_sweep.py [--shapes M,N,K ...] [--big] [--dtypes fp16 bf16] [--rounds 3]
 [--power]``.
@@ -36,7 +37,7 @@ BIG_SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192,
               (4096, 16384, 4096), (16384, 4096, 4096), (1024, 16384, 8192), (8192, 8192, 16384)]
 
 def _cfg(family: str, bm: int, bn: int, bk: int, stages: int, split_k: int = 0, group_m: int = 8,
-         subtile: int = 1, grid: str = "tiles") -> tuple[str, dict[str, int], int, str]:
+         subtile: int = 1, grid: str = "tiles", share_b: bool = False) -> tuple[str, dict[str, int], int, str]:
     """One configuration as (family, constexprs, num_warps, grid mode); one consumer warpgroup's num_warps."""
     const = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": group_m,
              "NUM_STAGES": stages}
@@ -44,6 +45,8 @@ def _cfg(family: str, bm: int, bn: int, bk: int, stages: int, split_k: int = 0, 
         const["SPLIT_K"] = split_k
     if subtile != 1:
         const["EPILOGUE_SUBTILE"] = subtile
+    if share_b:
+        const["SHARE_B"] = 1
     return family, const, 4, grid
 
 
@@ -68,7 +71,13 @@ EXTRA = [
 EXTRA_BIG = [_cfg("ws_persistent", 128, 256, 64, 3, group_m=4, grid="persistent"),
              _cfg("ws_persistent", 128, 256, 64, 3, group_m=16, grid="persistent"),
              _cfg("ws_persistent", 128, 256, 64, 4, group_m=16, subtile=4, grid="persistent"),
-             _cfg("ws_persistent", 128, 256, 64, 3, group_m=32, grid="persistent")]
+             _cfg("ws_persistent", 128, 256, 64, 3, group_m=32, grid="persistent"),
+             # 2-CTA clusters (not utlx.matmul candidates): B shared by multicast (each CTA pulls 32 KB of a
+             # 48 KB stage from L2), and A shared on 256x128 tiles, where A is the larger operand
+             _cfg("ws_cluster", 128, 256, 64, 3, grid="persistent", share_b=True),
+             _cfg("ws_cluster", 128, 256, 64, 3, group_m=16, grid="persistent", share_b=True),
+             _cfg("ws_cluster", 128, 256, 64, 4, subtile=4, grid="persistent", share_b=True),
+             _cfg("ws_cluster", 256, 128, 64, 3, grid="persistent")]
 
 
 def _torch_dtype(name: str):
@@ -77,7 +86,7 @@ def _torch_dtype(name: str):
     return {"fp16": torch.float16, "bf16": torch.bfloat16}[name]
 
 
-def _candidates(M: int, N: int, K: int, sms: int):
+def _candidates(M: int, N: int, K: int, sms: int, families: list[str] | None = None):
     import importlib
 
     mm = importlib.import_module("utlx.matmul")
@@ -91,7 +100,7 @@ def _candidates(M: int, N: int, K: int, sms: int):
         if cand.id not in seen and (cand.smem_bytes() or 0) <= mm.SMEM_LIMIT:
             seen.add(cand.id)
             space.append(cand)
-    return space
+    return [c for c in space if c.family in families] if families else space
 
 
 def _compile_chunk(chunk: list[tuple]) -> list[str]:
@@ -191,19 +200,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rep-ms", type=float, default=50.0)
     ap.add_argument("--big", action="store_true", help="also the 8 regular shapes of tools/bench/gemm.py")
+    ap.add_argument("--families", nargs="*", help="time only these kernel families (and cuBLAS)")
     ap.add_argument("--power", action="store_true")
     ap.add_argument("--power-s", type=float, default=4.0)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
     shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else list(SHAPES)
     if args.big:
-        shapes += BIG_SHAPES
+        shapes = list(dict.fromkeys(shapes + BIG_SHAPES))
 
     import torch
     import utlx  # noqa: F401  (activates the TLX plugin)
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    plan = {(d, s): _candidates(*s, sms) for d in args.dtypes for s in shapes}
+    plan = {(d, s): _candidates(*s, sms, args.families) for d in args.dtypes for s in shapes}
     items = [(d, s, c.family, c.constexprs, c.num_warps, c.grid_mode) for (d, s), cs in plan.items() for c in cs]
     workers = max(1, min(14, len(items), (os.cpu_count() or 2) - 2))
     t0 = time.perf_counter()

@@ -27,8 +27,14 @@ def test_a_regular_shape_gets_the_winning_families_and_other_tile_orders(skinny_
     got = skinny_sweep_mod._candidates(4096, 4096, 4096, 132)
     ids = [c.id for c in got]
     assert len(ids) == len(set(ids))
-    assert {c.family for c in got} <= {"ws_persistent", "ws_pingpong", "tma_streamk", "tma_persistent"}
+    assert {c.family for c in got} <= {"ws_persistent", "ws_pingpong", "tma_streamk", "tma_persistent", "ws_cluster"}
     assert all(c.config["BLOCK_SIZE_N"] == 256 and c.grid_mode == "persistent"
                for c in got if c.family == "tma_persistent")
     assert {"ws_persistent/persistent/128x256x64/s3/g4/w4", "ws_persistent/persistent/128x256x64/s3/g32/w4"} <= set(ids)
     assert not any(c.family == "tma_splitk" for c in got)
+    assert {"ws_cluster/persistent/128x256x64/s3/g8/w4/shareb", "ws_cluster/persistent/256x128x64/s3/g8/w4"} <= set(ids)
+
+
+def test_families_keeps_only_those_kernel_families(skinny_sweep_mod):
+    got = skinny_sweep_mod._candidates(4096, 4096, 4096, 132, ["ws_cluster"])
+    assert got and {c.family for c in got} == {"ws_cluster"}
