@@ -204,8 +204,10 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
         out += _make("ws_persistent", [cfg for _, _, cfgs in ws.ws_candidates() for cfg in cfgs], "persistent",
                      a_col, b_col)
         out += _make("ws_pingpong", pingpong.CONFIGS, "persistent", a_col, b_col)
-        # not ws_cluster: measured on the H200 it runs 0-5% behind ws_persistent on every issue shape, and its
-        # narrow 128x64 tiles ~4% behind tma_persistent's 64x128 ones at M = 128 (docs/utlx.md)
+        # not ws_cluster: on the H200, sharing A it runs 0-5% behind ws_persistent on every issue shape, and its
+        # narrow 128x64 tiles ~4% behind tma_persistent's 64x128 ones at M = 128; sharing B (cuBLAS's own
+        # layout on these shapes) it beat ws_persistent's best on 2 of 16 (shape, dtype) cells, by 0.2%, and
+        # trailed on the rest by up to 2.7% (2026-12-02), so it would only lengthen tuning (docs/utlx.md)
     if shape is not None and is_skinny(*shape):
         out += (_make("tma_persistent", SKINNY_TILE_CONFIGS, "tiles", a_col, b_col)
                 + _make("tma_splitk", splitk.CONFIGS, "tiles", a_col, b_col))
