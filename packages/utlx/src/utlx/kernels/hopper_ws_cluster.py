@@ -6,6 +6,11 @@ CTA loads one ``BLOCK_SIZE_M / 2``-row half of the A tile and multicasts it into
 every A byte leaves L2 once per cluster instead of once per CTA: a 128x256x64 stage pulls 40 KB per CTA
 instead of 48 KB, a 128x128x64 one 24 KB instead of 32 KB. Each CTA still loads its own B tile.
 
+``SHARE_B`` turns the pair the other way (the layout cuBLAS's Hopper kernels use on large GEMMs): the two CTAs
+compute vertically adjacent tiles (rows ``2 p`` and ``2 p + 1``, same columns), each loads both halves of its
+own A tile and one ``BLOCK_SIZE_N / 2``-column half of the B tile, multicast into the same columns of both
+CTAs' slot: 32 KB of a 128x256x64 stage per CTA instead of 48 KB. Flow control is the same.
+
 Flow control across the pair (the scheme CUTLASS's Hopper GEMMs use):
 
 * ``full[s]`` of each CTA expects the whole stage: its own A half and B tile plus the peer's A half. The
@@ -21,7 +26,8 @@ Flow control across the pair (the scheme CUTLASS's Hopper GEMMs use):
   exits while the peer may still arrive on its barriers or multicast into its shared memory.
 
 Both CTAs of a cluster walk the same tile pairs, so their loops have the same trip counts. When the number
-of column tiles is odd, the last pair's second tile lies past N: TMA zero-fills its B and clips its store.
+of column tiles is odd, the last pair's second tile lies past N: TMA zero-fills its B and clips its store
+(with ``SHARE_B``: row tiles, past M, its A; its B half is in range and still serves the peer).
 Launch with clusters of two consecutive CTAs (:func:`utlx.compat.direct_launch` with ``cluster_ctas=2``) and
 an even grid; launched without clusters the kernel would wait forever for a peer, so only
 ``utlx.gemm_launch.GemmLaunch(cluster_ctas=2)`` launches it (``Candidate("ws_cluster", ...).bind``; it is not a
@@ -173,7 +179,8 @@ def matmul_kernel_ws_cluster(
     PDL: tl.constexpr = False, SHARE_B: tl.constexpr = False,
 ):
     """``NUM_SMS``: the number of CTAs launched (even; clusters of two consecutive CTAs). ``A_COL`` / ``B_COL``:
-    that operand is column-major and its descriptor is over its transpose."""
+    that operand is column-major and its descriptor is over its transpose. ``SHARE_B``: pairs share B, not A
+    (the B descriptor's box is then half the tile's width: :func:`descriptor_blocks`)."""
     grid_dependency.begin(PDL)  # before the task split: every task starts after the previous grid
     tl.static_assert(NUM_SMS % 2 == 0, "clusters of two CTAs: launch an even number of CTAs")
     HALF_M: tl.constexpr = BLOCK_SIZE_M // 2
