@@ -141,9 +141,12 @@ def _multicast_per_rank(desc, out):
 
 
 def _marker_pairs(ptx):
-    """(kind, begin id, end id) of every marker pair, in PTX order."""
+    """(kind, begin id, end id) of every marker pair, in PTX order; every begin must be followed by an end."""
     marks = re.findall(r"// utlx-cluster:(\w+)@(\d+)", ptx)
-    return [(k, b, e) for (k, b), (end, e) in zip(marks[::2], marks[1::2], strict=True) if end == "end"]
+    begins, ends = marks[::2], marks[1::2]
+    assert marks and len(begins) == len(ends), marks
+    assert all(k != "end" for k, _ in begins) and all(k == "end" for k, _ in ends), marks
+    return [(k, b, e) for (k, b), (_, e) in zip(begins, ends, strict=True)]
 
 
 def test_a_multicast_load_in_each_arm_of_a_branch_keeps_its_own_markers():
@@ -170,7 +173,8 @@ def test_share_b_gemm_multicasts_one_b_half_per_rank(share_b_gemm):
     assert ptx.count(".multicast::cluster [") == 2  # B half 0 (rank 0's arm) and half 1 (rank 1's)
     # both A halves of the CTA's own tile stay single-CTA loads
     assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global\.mbarrier", ptx)) == 2
-    assert all(b == e for _, b, e in _marker_pairs(ptx))
+    pairs = _marker_pairs(ptx)
+    assert [k for k, _, _ in pairs].count("multicast") == 2 and all(b == e for _, b, e in pairs)
     assert spills(ptxas_report(ptx)) == (0, 0)
     assert k.metadata.shared <= cl.smem_bytes(const) < k.metadata.shared + cl.SMEM_SLACK
 
