@@ -2,8 +2,9 @@
 
 Two pipelines that would compile differently must never share a key, and the same pipeline must get
 the same key in every process (so the on-disk cache hits after a restart). A pipeline's key is its name,
-each edit's own :meth:`~tritonx.model.edits.Edit.key` (Python callables are keyed by what can be seen of
-them, or by their own ``cache_key()``: :mod:`tritonx.model.keyed`), and its ``cache_key`` if it has one.
+each edit's own :meth:`~tritonx.model.edits.Edit.key` (Python callables are keyed by the code they reach,
+or by their own ``cache_key()``: :mod:`tritonx.model.keyed`), and its ``cache_key`` if it has one (the same
+protocol: a ``str``, or ``None`` to keep its binaries out of every other process).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 from collections.abc import Iterable
 
 from ..errors import PipelineError
+from ..model.keyed import check_declared, declared_part
 from ..model.pipeline import Pipeline
 
 
@@ -37,7 +39,11 @@ def pipeline_key(pipeline: Pipeline) -> str:
                 f"pipeline {pipeline.name!r}: its cache_key() raised {type(exc).__name__}: {exc}; nothing was "
                 f"activated"
             ) from exc
-        parts.append("extra:" + str(extra))
+        try:
+            stated = check_declared(extra, "its cache_key()")
+        except TypeError as exc:
+            raise PipelineError(f"pipeline {pipeline.name!r}: {exc}; nothing was activated") from exc
+        parts.append("extra:" + declared_part(stated, f"pipeline:{pipeline.name}"))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

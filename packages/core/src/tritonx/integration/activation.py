@@ -17,6 +17,7 @@ from typing import Any
 from .. import _current
 from ..engine.keys import combined_key, pipeline_key
 from ..errors import PipelineError
+from ..model.keyed import check_declared, declared_part
 from ..model.pipeline import Pipeline
 from .snapshot import EMPTY, Snapshot
 from .unkeyed import UnkeyedWarnings
@@ -61,9 +62,10 @@ class ActivePipelines:
         parts = [pipeline_key(p) for p in order]
         for name, fn in sorted(extra.items()):
             try:
-                parts.append(f"{name}={fn()}")
+                stated = check_declared(fn(), "cache_key()")
             except Exception as exc:
                 raise KeyFunctionError(name, exc) from exc
+            parts.append(f"{name}={declared_part(stated, name)}")
         return Snapshot.of(tuple(order), combined_key(parts))
 
     def _publish(self, order: list[Pipeline], counts: dict[int, int], extra: dict[str, Callable[[], str]],

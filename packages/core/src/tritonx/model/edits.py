@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .keyed import callable_key, value_key
+from .keyed import callable_key, callable_name, value_key
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,6 @@ class NamedPass:
 PassSpec = PythonPass | NamedPass
 
 _ids = itertools.count()
-
-
-def callable_name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,10 +2,12 @@
 
 Triton caches binaries by key, and tritonx puts the active pipelines in that key. For a Python callable
 (a pass, an ``override_stage``/``transform_stage``/``override_pipeline`` function) tritonx derives the
-key from what it can see: the bytecode, constants, defaults, immutable closure values and immutable
-globals the code reads. State it cannot see (a dict or list captured or read as a global, an object's
-attributes) would let a changed value reuse a binary built with the old one, so tritonx warns once per
-pass (:class:`~tritonx.errors.UnkeyedStateWarning`) and the pass should say its key itself.
+key from the code it can reach: its bytecode, defaults and immutable closure values, and, followed through,
+the functions, methods, classes and modules it uses, up to library boundaries (keyed by version and
+content). State it cannot see (a dict or list captured or read as a global, an object's mutable
+attributes) or code it cannot follow (``exec``, ``importlib.import_module``) would let a change reuse a
+binary built before it, so tritonx warns once per pass (:class:`~tritonx.errors.UnkeyedStateWarning`)
+and the pass should say its key itself.
 
 The protocol, modelled on torch inductor's ``CustomGraphPass.uuid()``: a callable with a
 ``cache_key()`` method returning
@@ -18,20 +20,21 @@ The protocol, modelled on torch inductor's ``CustomGraphPass.uuid()``: a callabl
 Subclass :class:`CustomPass`, or decorate a function with :func:`cache_key`. ``Pipeline(cache_key=...)``
 and ``Plugin(cache_key=...)`` add a key for a whole pipeline or plugin on top.
 
-:func:`callable_key` is the key of any Python callable (declared, or derived from what can be seen of
-it); :func:`unseen_state` lists what could change a callable's behaviour without changing its key.
+:func:`callable_key` is the key of any Python callable (declared, or derived from the code it reaches:
+:mod:`tritonx.model.code_reach`); :func:`unseen_state` lists what could change a callable's behaviour without
+changing its key. The same protocol holds for ``Pipeline(cache_key=...)`` and ``Plugin(cache_key=...)``
+(:func:`check_declared`, :func:`declared_part`): a ``str``, or ``None`` for "never shared with another process";
+anything else is a ``TypeError`` naming the owner.
 """
 
 from __future__ import annotations
 
-import dis
-import functools
-import hashlib
-import types
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from .code_reach import Reach, immutable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,117 +87,65 @@ def declared_key(fn: Any) -> tuple[bool, str | None]:
 
     A ``cache_key`` that is not a method (``JITFunction.cache_key`` is a string property) does not count.
     """
-    method = getattr(fn, "cache_key", None)
-    if method is None or not callable(method) or isinstance(fn, type):
+    if not _declares_key(fn):
         return False, None
-    value = method()
+    return True, check_declared(fn.cache_key(), f"cache_key() of {callable_name(fn)}")
+
+
+def check_declared(value: Any, owner: str) -> str | None:
+    """A declared key as the protocol allows it (a ``str``, or ``None``), else a TypeError naming ``owner``."""
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"cache_key() must return a str or None, got {type(value).__name__}: {value!r}")
-    return True, value
+        raise TypeError(f"{owner} must return a str or None, got {type(value).__name__}: {value!r}")
+    return value
 
 
-_SIMPLE = (int, float, str, bool, bytes, type(None))
+def declared_part(value: str | None, owner: object) -> str:
+    """The key text of a declared key: the string itself, or (None) a token no other process can produce.
+
+    ``owner`` tells apart two opted-out owners of one process (a pass, a pipeline, a plugin name).
+    """
+    return f"declared:{value}" if value is not None else f"uncached:{PROCESS_TOKEN}:{owner}"
+
+
+def callable_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
 #: Keys of callables that opt out of caching carry this: no other process can produce it.
 PROCESS_TOKEN = uuid.uuid4().hex
 
 
-def _code_key(code: types.CodeType) -> str:
-    consts = []
-    for c in code.co_consts:
-        consts.append(_code_key(c) if isinstance(c, types.CodeType) else repr(c) if isinstance(c, _SIMPLE) else
-                      type(c).__qualname__)
-    return "|".join((code.co_code.hex(), repr(code.co_names), repr(code.co_varnames), ";".join(consts)))
-
-
-def _immutable(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, _SIMPLE):
-        return True
-    return isinstance(value, tuple | frozenset) and depth < 3 and all(_immutable(v, depth + 1) for v in value)
-
-
-def _invisible(value: Any) -> bool:
-    """Values whose identity is their meaning (modules, classes, functions): nothing hidden to key."""
-    return isinstance(value, types.ModuleType | type | types.BuiltinFunctionType) or callable(value)
-
-
-def value_key(value: Any, depth: int = 0) -> str:
-    if isinstance(value, _SIMPLE):
+def value_key(value: Any) -> str:
+    """The key of a pass argument or setting: plain values by repr, callables by what they run."""
+    if immutable(value):
         return repr(value)
-    if isinstance(value, tuple | frozenset) and depth < 3:  # immutable: its contents are settings
-        items = sorted(value, key=repr) if isinstance(value, frozenset) else value
-        return "[" + ",".join(value_key(v, depth + 1) for v in items) + "]"
-    if callable(value) and not isinstance(value, type) and depth < 3:
-        return callable_key(value, depth + 1)
-    return type(value).__module__ + "." + type(value).__qualname__
+    return callable_key(value) if callable(value) and not isinstance(value, type) else Reach().key(value)
 
 
-def _global_names(code: types.CodeType) -> Iterator[str]:
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            yield str(ins.argval)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _global_names(const)
+def _declared_in_walk(fn: Any) -> str | None:
+    """For the walk: the key text of a reached callable that declares its key (None when it does not)."""
+    declared, key = declared_key(fn)
+    return declared_part(key, id(fn)) if declared else None
 
 
-def _target(fn: Any) -> tuple[Any, dict[str, Any]]:
-    """The function whose code runs when ``fn`` is called, and instance state it reads (for objects)."""
-    if isinstance(fn, types.FunctionType | types.MethodType):
-        return getattr(fn, "__func__", fn), {}
-    call = type(fn).__dict__.get("__call__") or getattr(type(fn), "__call__", None)  # noqa: B004
-    return getattr(call, "__func__", call), dict(getattr(fn, "__dict__", {}) or {})
-
-
-def callable_key(fn: Any, depth: int = 0) -> str:
-    """A stable key for a Python callable: changes when its code or the settings it can see change."""
+def callable_key(fn: Any) -> str:
+    """A stable key for a Python callable: its declared key, else a digest of the code it can reach
+    (:mod:`tritonx.model.code_reach`): its own code, the helpers and methods it calls, the modules it reads."""
     declared, key = declared_key(fn)
     if declared:
-        return f"declared:{key}" if key is not None else f"uncached:{PROCESS_TOKEN}:{id(fn)}"
-    if isinstance(fn, functools.partial):
-        return "partial(" + ",".join([callable_key(fn.func, depth + 1), value_key(fn.args, depth),
-                                      value_key(tuple(sorted(fn.keywords.items())), depth)]) + ")"
-    func, state = _target(fn)
-    extra = value_key(tuple(sorted((k, v) for k, v in state.items() if _immutable(v))), depth) if state else ""
-    code = getattr(func, "__code__", None)
-    parts = [getattr(func, "__module__", "") or "", getattr(func, "__qualname__", type(fn).__qualname__), extra]
-    if code is not None:
-        parts.append(hashlib.sha256(_code_key(code).encode()).hexdigest())
-        parts.append(value_key(getattr(func, "__defaults__", None) or (), depth))
-        vals = []
-        for cell in getattr(func, "__closure__", None) or ():
-            try:
-                vals.append(value_key(cell.cell_contents, depth))
-            except ValueError:  # empty cell
-                vals.append("<empty>")
-        parts.append(",".join(vals))
-        g = getattr(func, "__globals__", {})
-        parts.append(",".join(f"{n}={g[n]!r}" for n in sorted(set(_global_names(code))) if n in g and _immutable(g[n])))
-    return ":".join(parts)
+        return declared_part(key, id(fn))
+    return Reach(declared=_declared_in_walk).key(fn)
 
 
-def unseen_state(fn: Any, depth: int = 0) -> list[str]:
-    """What a callable reads that its key cannot see: mutable closure values, globals and attributes."""
-    if depth > 3 or _declares_key(fn) or isinstance(fn, functools.partial):
+def unseen_state(fn: Any) -> list[str]:
+    """What could change a callable's behaviour without changing its key: mutable state it reads (closure
+    values, globals, attributes, here or in the code it calls) and code the walk cannot follow."""
+    if _declares_key(fn):
         return []
-    func, state = _target(fn)
-    found = [f"attribute {k!r} ({type(v).__name__})" for k, v in state.items() if not _immutable(v)
-             and not _invisible(v)]
-    code = getattr(func, "__code__", None)
-    if code is None:
-        return found
-    for name, cell in zip(code.co_freevars, getattr(func, "__closure__", None) or (), strict=False):
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        if callable(value) and not isinstance(value, type):
-            found.extend(unseen_state(value, depth + 1))
-        elif not _immutable(value) and not _invisible(value):
-            found.append(f"closure variable {name!r} ({type(value).__name__})")
-    g = getattr(func, "__globals__", {})
-    for name in sorted(set(_global_names(code))):
-        if name in g and not _immutable(g[name]) and not _invisible(g[name]):
-            found.append(f"global {name!r} ({type(g[name]).__name__})")
+    r = Reach(declared=_declared_in_walk)
+    r.key(fn)
+    found = list(dict.fromkeys(r.unseen))
+    found += [f"code the key cannot follow: {what}" for what in dict.fromkeys(r.opaque)]
     return found
 
 

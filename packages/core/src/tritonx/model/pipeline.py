@@ -57,9 +57,13 @@ class Pipeline:
     kernel, because its identity is part of Triton's cache key: edit a :meth:`copy` instead.
     """
 
-    def __init__(self, name: str, *, description: str = "", cache_key: Callable[[], str] | None = None) -> None:
+    def __init__(self, name: str, *, description: str = "",
+                 cache_key: Callable[[], str | None] | None = None) -> None:
         if not isinstance(name, str) or not name.strip():
             raise PipelineError(f"a pipeline needs a non-empty string name, got {name!r}")
+        if cache_key is not None and not callable(cache_key):
+            raise PipelineError(f"pipeline {name!r}: cache_key= takes a zero-argument callable returning a str "
+                                f"(or None: never shared with another process), got {type(cache_key).__name__}")
         self.name = name
         self.description = description
         self.extra_cache_key = cache_key

@@ -25,8 +25,10 @@ class Plugin:
         description: one line shown by ``tritonx plugins``.
         pipelines: the pipelines activated (globally) while the plugin is enabled.
         native_libraries: paths of native ``.so`` plugins this plugin needs; checked before loading.
-        cache_key: optional callable returning a string that enters Triton's cache key while the
-            plugin is enabled (use it for state the pipelines' own keys cannot see).
+        cache_key: optional zero-argument callable whose result enters Triton's cache key while the
+            plugin is enabled (use it for state the pipelines' own keys cannot see): a ``str``, or
+            ``None`` to keep binaries compiled with the plugin out of every other process's cache
+            (the protocol of :mod:`tritonx.model.keyed`).
         default_enabled: enabled without being named in ``TRITONX_PLUGINS``.
         distribution: the installed distribution it came from (filled in by discovery).
     """
@@ -36,12 +38,15 @@ class Plugin:
     description: str = ""
     pipelines: Sequence[Pipeline] = field(default_factory=tuple)
     native_libraries: Sequence[str] = field(default_factory=tuple)
-    cache_key: Callable[[], str] | None = None
+    cache_key: Callable[[], str | None] | None = None
     default_enabled: bool = False
     distribution: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise TypeError(f"Plugin name must be a non-empty string, got {self.name!r}")
+        if self.cache_key is not None and not callable(self.cache_key):
+            raise TypeError(f"plugin {self.name!r}: cache_key takes a zero-argument callable returning a str or "
+                            f"None, got {type(self.cache_key).__name__}")
         self.pipelines = tuple(self.pipelines)
         self.native_libraries = tuple(str(p) for p in self.native_libraries)
