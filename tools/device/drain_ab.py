@@ -25,7 +25,7 @@ def _child(mode: str, reps: int) -> None:
     import torch
     import triton
     import utlx  # noqa: F401
-    from utlx.compiler import drain
+    from utlx.compiler.common import drain
     from utlx.kernels.hopper_pipelined import matmul_kernel_pipelined_hopper as kernel
 
     if mode == "off":

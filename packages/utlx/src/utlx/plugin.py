@@ -3,11 +3,11 @@
 Why a plugin: tritonx owns Triton's single stages hook. utlx contributes one pipeline, its ``tritonx.dsl``
 language's (``utlx.language._op.LANGUAGE``):
 
-* after ``convert-triton-to-tritongpu``: lower the TLX placeholders to TTGIR (``utlx.compiler.lowering``);
+* after ``convert-triton-to-tritongpu``: lower the TLX placeholders to TTGIR (``utlx.compiler.common.lowering``);
 * after ``tritongpu-pipeline`` (NVIDIA) and ``tritonamdgpu-pipeline`` (AMD): put back the async-copy wait
   counts the software pipeliner reset;
 * in place of ``tritonamdgpu-canonicalize-pointers``: the stock pass, skipped for modules holding buffer ops a
-  TLX kernel built itself (``utlx.compiler.amd_passes``);
+  TLX kernel built itself (``utlx.compiler.amd.passes``);
 * after ``tritongpu-reduce-data-duplication``: in AMD TLX kernels, the LDS round trips that pass made for MFMA
   operands become layout conversions again (``amd_passes.dot_operand_conversions_pass``);
 * after the TTGIR stage's last ``symbol-dce``: AMD's warp-pipeline pass for kernels with
@@ -24,8 +24,8 @@ from typing import Any
 
 from tritonx.settings import settings as tritonx_settings
 
+import utlx.compiler  # noqa: F401  (gives the language its lowerings and passes before it is built)
 from utlx.__about__ import __version__
-from utlx.compiler import stages  # noqa: F401  (gives the language its lowering and passes before it is built)
 from utlx.language._op import DESCRIPTION, LANGUAGE
 from utlx.settings import settings
 

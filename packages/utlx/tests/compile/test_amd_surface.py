@@ -13,9 +13,8 @@ import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
 from triton.compiler.errors import CompilationError
-from utlx.compiler import downgrade
-from utlx.compiler.copy_width import UtlxPerformanceWarning
-from utlx.compiler.errors import UtlxCompileError
+from utlx.compiler.common import downgrade
+from utlx.compiler.common.errors import UtlxCompileError, UtlxPerformanceWarning
 
 
 @triton.jit
@@ -185,7 +184,7 @@ def _operand_round_trips(ttgir: str) -> int:
 def test_mfma_operands_of_tlx_kernels_are_converted_without_lds_buffers(monkeypatch):
     """reduce-data-duplication routes each operand conversion through an LDS buffer of its own; in TLX kernels
     utlx turns them back into conversions (amd_passes.dot_operand_conversions_pass)."""
-    from utlx.compiler import amd_passes
+    from utlx.compiler.amd import passes as amd_passes
 
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
     kernel = compile_kernel(_carried_operands, sig, {"K_TILES": 4}, target="hip:gfx950")

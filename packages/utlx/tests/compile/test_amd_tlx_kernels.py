@@ -16,7 +16,7 @@ import pytest
 import utlx.kernels.amd_tlx as k
 from _helpers import compile_kernel
 from utlx import compat
-from utlx.compiler.copy_width import UtlxPerformanceWarning
+from utlx.compiler.common.errors import UtlxPerformanceWarning
 
 TARGETS = ("hip:gfx942", "hip:gfx950")
 GEMM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
@@ -103,7 +103,7 @@ LAYOUT_SIG = {"x_ptr": "*fp16", "y_ptr": "*fp16", "bits_ptr": "*i16", "t_ptr": "
 
 def test_tlx_layout_becomes_a_linear_layout():
     """CuTe shape/stride -> bases: 8 elements per lane along a row, lanes 8 x 8, warps down the rows."""
-    from utlx.compiler import layouts
+    from utlx.compiler.common import layouts
 
     spec = layouts.spec_of(k.TILE_LAYOUT, [32, 64], 64)
     assert spec == {"kind": "linear", "reg": [[0, 1], [0, 2], [0, 4]],

@@ -1,7 +1,7 @@
 """Cluster forms of TLX ops on stock Triton: multicast TMA loads and arrivals on a peer CTA's mbarrier.
 
 ``async_descriptor_load(..., multicast_targets=)`` and ``barrier_arrive(..., remote_cta_rank=)`` mark the stock
-instruction they change; ``utlx.compiler.cluster_ptx`` rewrites it in the PTX. Checked here: the rewrite of
+instruction they change; ``utlx.compiler.nvidia.cluster_ptx`` rewrites it in the PTX. Checked here: the rewrite of
 each instruction form (Triton 3.6 and 3.8 spell the TMA destination differently), that a marker around
 nothing is a compile error naming the op, that unmarked PTX is returned as it is, and the 2-CTA GEMM
 (``hopper_ws_cluster``) compiled for cuda:90: one multicast load, a mapa + remote arrive per slot release,
@@ -21,8 +21,8 @@ import triton
 import triton.language as tl
 import utlx.language as tlx
 from _helpers import compile_kernel, ptxas_report, spills
-from utlx.compiler import cluster_ptx
-from utlx.compiler.errors import UtlxCompileError
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.nvidia import cluster_ptx
 from utlx.kernels import hopper_ws_cluster as cl
 
 MC = "\tmov.u32 %r12, %r10; // utlx-cluster:multicast"

@@ -1,4 +1,4 @@
-"""Pending cp.async copies are drained where their ring buffers die (utlx.compiler.drain, issue 15).
+"""Pending cp.async copies are drained where their ring buffers die (utlx.compiler.common.drain, issue 15).
 
 The bug this guards against: a ring's tail prefetches (masked zero-fills past K) were still in flight
 when the epilogue reused the ring's shared memory for its layout conversion, so they overwrote part of

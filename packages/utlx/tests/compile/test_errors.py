@@ -2,7 +2,7 @@
 
 Why: the issue asks for "a compile-time error naming the op and the kernel's source line" for mismatched
 shapes or dtypes, wait counts that cannot be right and bad buffer indices, never an LLVM/MLIR failure
-further down. The checks run while Triton traces the kernel (``utlx.compiler.ops``), so Triton wraps the
+further down. The checks run while Triton traces the kernel (``utlx.compiler.common.mem_ops``), so Triton wraps the
 ``UtlxCompileError`` in a ``CompilationError`` that quotes the call. Every case fails before any MLIR pass
 runs, so the whole file takes a second or two.
 """
@@ -15,7 +15,7 @@ import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
 from triton.compiler.errors import CompilationError
-from utlx.compiler.errors import UtlxCompileError
+from utlx.compiler.common.errors import UtlxCompileError
 
 BOTH = ("cuda:90", "hip:gfx942")
 

@@ -18,7 +18,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU machines
 import warnings  # noqa: E402
 
 import triton  # noqa: E402
-from utlx.compiler.copy_width import UtlxPerformanceWarning  # noqa: E402
+from utlx.compiler.common.errors import UtlxPerformanceWarning  # noqa: E402
 from utlx.kernels import amd_pipelined, hopper_pipelined  # noqa: E402
 
 # N and K stay multiples of 8 (16-byte rows); M, N, K are ragged w.r.t. the tiles.
@@ -27,7 +27,7 @@ SHAPES = [(256, 256, 256), (512, 384, 1024), (300, 200, 136), (129, 264, 72), (1
 ALIGNED_SHAPES = [(256, 256, 256), (512, 384, 1024), (300, 208, 144), (129, 272, 80), (1000, 1040, 528),
                   (64, 64, 16)]
 # Row strides the JIT cannot prove aligned (the last one is not even 4-byte aligned): utlx stages these
-# async_load copies through registers (utlx.compiler.copy_width) instead of failing in the LLVM lowering.
+# async_load copies through registers (utlx.compiler.nvidia.copy_width) instead of failing in the LLVM lowering.
 UNALIGNED_SHAPES = [(300, 200, 136), (129, 264, 72), (1000, 1032, 520), (64, 64, 8), (100, 383, 77)]
 
 

@@ -25,7 +25,7 @@ def test_ptx_has_cp_async_ring(compiled):
     assert ptx.count("cp.async.cg.shared.global") == 36
     assert ptx.count("cp.async.commit_group") == 3
     # The kernel's own wait count (NUM_STAGES - 2 = 1) survives (Triton's pipeliner would reset it to 0),
-    # then the drain after the loop (utlx.compiler.drain) waits for the tail prefetches.
+    # then the drain after the loop (utlx.compiler.common.drain) waits for the tail prefetches.
     assert re.findall(r"cp\.async\.wait_group\s+(\d+);", ptx) == ["1", "0"]
 
 

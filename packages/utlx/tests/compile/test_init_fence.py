@@ -1,4 +1,4 @@
-"""Back-to-back ``tlx.alloc_barriers`` share one async-proxy fence (utlx.compiler.init_fence).
+"""Back-to-back ``tlx.alloc_barriers`` share one async-proxy fence (utlx.compiler.nvidia.init_fence).
 
 Each call's mbarrier inits must be ordered before TMA (the async proxy) completes transactions on them; one
 ``fence.proxy.async.shared::cta`` after the last init of a run does that for all of them. These tests show

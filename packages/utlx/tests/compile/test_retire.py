@@ -1,4 +1,4 @@
-"""Every warpgroup retires its wgmma reads of a ring before the ring's bytes are reused (utlx.compiler.retire).
+"""Every warpgroup retires its wgmma reads of a ring before the ring's bytes are reused (utlx.compiler.nvidia.retire).
 
 The bug this guards against (H200, 2026-12-01): the split-K kernel at 128x128x128, 3 stages, 8 warps gave
 inf in a few rows of one warp on some launches. With two consumer warpgroups, the faster one left its final
@@ -16,7 +16,7 @@ import pytest
 import triton
 import triton.language as tl
 from _helpers import compile_kernel
-from utlx.compiler import retire
+from utlx.compiler.nvidia import retire
 from utlx.kernels import hopper_pipelined as hp
 from utlx.kernels import hopper_tma_splitk as sk
 

@@ -13,8 +13,8 @@ import warnings
 
 import pytest
 from _helpers import compile_kernel
-from utlx.compiler import copy_width
-from utlx.compiler.copy_width import UtlxPerformanceWarning
+from utlx.compiler.common.errors import UtlxPerformanceWarning
+from utlx.compiler.nvidia import copy_width
 from utlx.kernels import hopper_pipelined as hp
 
 ONES = ("stride_ak", "stride_bn", "stride_cn")

@@ -64,15 +64,15 @@ def test_submodules_import_as_from_meta_package(tmp_path):
         from triton.language.extra.tlx.async_task_utils import async_task, async_tasks
         from triton.language.extra.tlx.warp_spec import get_bufidx_phase
         from triton.language.extra.tlx.mxfp8_utils import _to_mxfp8_block
-        import triton.language.extra.tlx.compiler.lowering as lowering
+        import triton.language.extra.tlx.compiler.common.lowering as lowering
         import triton.language.extra.tlx as tlx, utlx
         report = {
             "same_op": alloc_barriers is utlx.alloc_barriers and local_alloc is utlx.local_alloc,
             "same_module": tlx.barrier is sys.modules["utlx.language.barrier"],
             "own_spec": sys.modules["utlx.language.barrier"].__spec__.name,
-            "compiler": lowering is sys.modules["utlx.compiler.lowering"],
-            "loaded_once": "triton.language.extra.tlx.compiler.lowering" in sys.modules
-                           and sys.modules["triton.language.extra.tlx.compiler.lowering"] is lowering,
+            "compiler": lowering is sys.modules["utlx.compiler.common.lowering"],
+            "loaded_once": "triton.language.extra.tlx.compiler.common.lowering" in sys.modules
+                           and sys.modules["triton.language.extra.tlx.compiler.common.lowering"] is lowering,
             "types": buffered_tensor is utlx.buffered_tensor and storage_kind is utlx.storage_kind,
         }
         try:

@@ -34,7 +34,8 @@ from .language import Language, LanguagePass
 from .lowering import LowerContext, ModuleContext
 from .op import Op, Result, like
 from .params import ANY, ArgSpec, Constexpr, Tensor, describe_value, unwrap
-from .placeholder import Placeholder, collect, decode
+from .placeholder import Placeholder, collect, decode, next_uid
+from .placeholder import emit as emit_placeholder
 from .targets import KernelTarget
 from .trace import TraceContext
 
@@ -56,6 +57,8 @@ __all__ = [
     "collect",
     "decode",
     "describe_value",
+    "emit_placeholder",
     "like",
+    "next_uid",
     "unwrap",
 ]

@@ -144,6 +144,16 @@ class Language:
 
     # -- identity -----------------------------------------------------------------------------------------
 
+    def set_cache_key(self, key: str | Callable[[], str]) -> None:
+        """State the language's key after it was declared (the same as ``Language(cache_key=...)``), for a
+        language whose key is computed in a module that imports the one declaring the ops (its compiler)."""
+        if not isinstance(key, str) and not callable(key):
+            raise DslError(f"{self.name}: set_cache_key() takes a string or a zero-argument callable, got "
+                           f"{type(key).__name__}")
+        with self._lock:
+            self._key_source = key
+            self.changed()
+
     def add_source(self, path: str | Path) -> None:
         """Count another source file in the derived cache key (a helper module the implementations call)."""
         self._extra_sources.append(Path(path))

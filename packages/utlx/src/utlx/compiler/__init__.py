@@ -1,7 +1,9 @@
 """The utlx compile path: TLX ops traced as placeholders, lowered to TTGIR after conversion.
 
-Importing this package registers the compiler body of every TLX op with
-``utlx.language._dispatch`` (the contract between the two sides: ``docs/utlx.md``, "How it compiles").
+Laid out by vendor: :mod:`.common` (what every target shares, the lowering driver), :mod:`.nvidia` (Hopper and
+Blackwell), :mod:`.amd` (gfx942/gfx950). Importing this package registers the compiler body of every TLX op with
+``utlx.language._dispatch`` (the contract between the two sides: ``docs/utlx.md``, "How it compiles"); each
+vendor registers its bodies for its own targets.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from utlx import compat
 from utlx.language import types as _types
 
 # Importing each module registers its ops' compiler bodies (and lowerings).
-from . import amd_ops, blackwell, global_ops, layout_ops, ops, sync_ops, tasks, view_ops  # noqa: F401
-from .errors import UtlxCompileError
-from .lowering import lower_module
-from .stages import lowering_pass
-from .values import AsyncToken, Barriers, BarrierView, SharedBuffers, SharedView
+from . import amd, common, key, nvidia  # noqa: F401
+from .common.errors import UtlxCompileError
+from .common.lowering import lower_module
+from .common.stages import lowering_pass
+from .common.values import AsyncToken, Barriers, BarrierView, SharedBuffers, SharedView
+from .nvidia import tasks
 
 # The compile path's values count as TLX's types (``isinstance(bufs, tlx.buffered_tensor)``, ``reuse_group``).
 for _tlx_class, _impl in ((_types.buffered_tensor, SharedBuffers), (_types.buffered_tensor, SharedView),

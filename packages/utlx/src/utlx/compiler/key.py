@@ -1,8 +1,7 @@
 """The key of what utlx's compile path emits, as it enters Triton's cache key.
 
-Why its own module: the ``utlx`` language (:mod:`utlx.language._op`) names this key, and the module that
-lowers the language (:mod:`.stages`) imports the language: the key sits below both, so neither imports
-the other back.
+Why the compile path states it: the ``utlx`` language (:mod:`utlx.language._op`) sits below the compile path,
+so it cannot import it to ask; importing this module (``utlx.compiler`` does) gives the language its key.
 """
 
 from __future__ import annotations
@@ -10,15 +9,18 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from . import copy_width, downgrade
+from utlx.language._op import LANGUAGE
+
+from .common import downgrade
+from .nvidia import copy_width
 
 
 def _source_digest() -> str:
     """Hash of utlx's compile-path sources: any edit to how TLX ops are traced or lowered changes it."""
     h = hashlib.sha256()
     root = Path(__file__).resolve().parent
-    for path in [*sorted(root.glob("*.py")), root.parent / "compat.py"]:
-        h.update(path.name.encode())
+    for path in [*sorted(root.rglob("*.py")), root.parent / "compat.py"]:
+        h.update(str(path.relative_to(root.parent)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -29,5 +31,8 @@ def _source_digest() -> str:
 #: strict and fallback builds never share a cache entry.
 LOWERING_VERSION = (f"utlx-lowering-{_source_digest()}" + ("" if copy_width.FALLBACK else "-strict-cp-async")
                     + ("-strict-amd" if downgrade.STRICT else ""))
+
+# The language's key (it cannot import the compile path it sits below, so the compile path says it).
+LANGUAGE.set_cache_key(LOWERING_VERSION)
 
 __all__ = ["LOWERING_VERSION"]

@@ -109,4 +109,4 @@ CONFIGS = [
 
 #: The 64-row tile (CONFIGS[2]) once gave wrong values on the H200: the ring's tail prefetches were still
 #: landing when the epilogue reused their shared memory. utlx's lowering now drains pending cp.async copies
-#: where the ring dies (utlx.compiler.drain), and tests/gpu/test_gemm_sweep.py checks every configuration.
+#: where the ring dies (utlx.compiler.common.drain), and tests/gpu/test_gemm_sweep.py checks every configuration.

@@ -12,7 +12,10 @@ Contract (the compile path's side: ``docs/utlx.md``, "How it compiles"):
   generator's semantic object and EVERY parameter of the op's public signature (``utlx/language/*.py``)
   as a keyword argument with TLX's parameter name, defaults filled in (``constexpr`` wrappers are NOT
   unwrapped). The variadic ``async_task(*args, **kwargs)``/``async_tasks()`` pass the call through as is.
-  A body checks its target itself (it is registered for every target).
+  ``@register_compiler_impl("async_dot", "cuda:90")`` registers it for some targets only (``tritonx.dsl``
+  target patterns: ``"cuda"``, ``"cuda:100"``, ``"hip"``, ``"*"``; the most specific match serves a kernel):
+  that is how a vendor's body is chosen, ``utlx.compiler.nvidia`` registering for ``cuda`` targets and
+  ``utlx.compiler.amd`` for ``hip`` ones.
 * ``@register_interpreter_impl("local_alloc")`` registers the CPU body with the same calling convention,
   receiving and returning the interpreter's own values.
 * Registering again replaces the earlier body (``utility.py`` registers target-independent defaults for
@@ -60,11 +63,14 @@ def _with_semantic(body: Callable[..., Any]) -> Callable[..., Any]:
     return implementation
 
 
-def register_compiler_impl(op_name: str) -> Callable[[F], F]:
-    """Register ``impl(_semantic, *args, **kwargs)`` as the compile-path body of utlx op ``op_name``."""
+def register_compiler_impl(op_name: str, *targets: str) -> Callable[[F], F]:
+    """Register ``impl(_semantic, *args, **kwargs)`` as the compile-path body of utlx op ``op_name``, for the
+    target patterns ``targets`` (every target when none is given)."""
 
     def deco(fn: F) -> F:
-        _op_named(op_name).emit("*")(_with_semantic(fn))
+        op = _op_named(op_name)
+        for target in targets or ("*",):
+            op.emit(target)(_with_semantic(fn))
         return fn
 
     return deco
@@ -80,9 +86,10 @@ def register_interpreter_impl(op_name: str) -> Callable[[F], F]:
     return deco
 
 
-def compiler_impl(op_name: str) -> Callable[..., Any]:
-    """The compile-path body of ``op_name`` (``impl(_semantic, **params)``); :data:`UtlxDispatchError` if none."""
-    found = LANGUAGE.get(op_name).registered("emit")
+def compiler_impl(op_name: str, target: str = "*") -> Callable[..., Any]:
+    """The compile-path body of ``op_name`` registered for the pattern ``target`` (``impl(_semantic, **params)``);
+    :data:`UtlxDispatchError` if none."""
+    found = LANGUAGE.get(op_name).registered("emit", target)
     if found is None:
         raise UtlxDispatchError(f"utlx.{op_name}: has no compile-path implementation", op=f"utlx.{op_name}")
     return getattr(found, "__wrapped__", found)

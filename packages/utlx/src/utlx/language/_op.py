@@ -5,7 +5,8 @@ Why a module: every TLX op is written once, as a documented stub with TLX's exac
 makes it a Triton builtin that binds each call to that signature (every parameter reaches the
 implementation as a keyword, defaults filled in) and runs the compile-path body (``utlx.compiler``) or
 the interpreter's (``utlx.interpreter``), both registered through :mod:`utlx.language._dispatch`. The
-language's pipeline (``utlx.plugin``) lowers the ops; its cache key is utlx's ``LOWERING_VERSION``.
+language's pipeline (``utlx.plugin``) lowers the ops; its cache key is utlx's ``LOWERING_VERSION``, which the
+compile path states (``LANGUAGE.set_cache_key``) when it is imported.
 """
 
 from __future__ import annotations
@@ -21,17 +22,11 @@ DESCRIPTION = ("TLX (Triton Language Extensions) ops on stock Triton: shared mem
                "AMD buffer ops, direct-to-LDS copies, warp pipelines")
 
 
-def _lowering_version() -> str:
-    """utlx's key: a hash of its compile-path sources (``utlx.compiler.key.LOWERING_VERSION``)."""
-    from utlx.compiler.key import LOWERING_VERSION
+#: The ``utlx`` language: every TLX op and its passes. Its cache key is stated by the compile path when it is
+#: imported (``utlx.compiler.key.LOWERING_VERSION``, a hash of its sources): the language sits below the compiler.
+LANGUAGE = dsl.Language("utlx", description=DESCRIPTION)
 
-    return LOWERING_VERSION
-
-
-#: The ``utlx`` language: every TLX op, its passes and its cache key.
-LANGUAGE = dsl.Language("utlx", description=DESCRIPTION, cache_key=_lowering_version)
-
-#: Attribute set on every utlx op (its name); the ``with`` hook of ``utlx.compiler.tasks`` reads it.
+#: Attribute set on every utlx op (its name); the ``with`` hook of ``utlx.compiler.nvidia.tasks`` reads it.
 UTLX_OP_ATTR = "__utlx_op__"
 
 

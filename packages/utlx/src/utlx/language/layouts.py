@@ -12,7 +12,7 @@ one), but they are plain data with rules of their own that the rest of ``types``
 * The JIT remembers every global a kernel read and compares it on each launch ("Global variable ... has
   changed since we compiled this kernel"), so layouts compare and hash by value.
 * They carry no IR: the compiler turns them into Gluon layouts when it lowers the ops that use them
-  (``utlx.compiler.layouts``), the CPU interpreter ignores them (a layout never changes values).
+  (``utlx.compiler.common.layouts``), the CPU interpreter ignores them (a layout never changes values).
 
 The AMD layouts follow Meta's fork (``third_party/tlx/language/tlx/types.py``): a CuTe-style register
 ``layout`` (thread/value modes of shape and flat stride), the CuTe ``swizzled_layout`` (``Swizzle<B, M, S>``,

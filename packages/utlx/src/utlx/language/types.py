@@ -8,7 +8,7 @@ exists with the same constructor.
 How utlx uses them: the *description* classes (layouts, ``storage_kind``, ``reuse_group``, the ``*_type``
 classes) are plain data, equal when their fields are. The *value* classes (``buffered_tensor``,
 ``mbarrier``, ``async_token``, ...) describe what a TLX op returns. utlx's two paths return their own
-objects (``utlx.compiler.values`` while compiling, ``utlx.interpreter`` objects on the CPU); each path
+objects (``utlx.compiler.common.values`` while compiling, ``utlx.interpreter`` objects on the CPU); each path
 registers its classes with :func:`register_value_class` so ``isinstance(x, tlx.buffered_tensor)`` holds
 for them as it does in TLX. The value classes can also be built directly (TLX's constructors take an IR
 handle), which is what a compiler body does when it wants TLX's own types.

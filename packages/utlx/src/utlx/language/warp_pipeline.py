@@ -18,7 +18,7 @@ from typing import Any
 from triton.language import core as tl
 
 from utlx.compat import is_interpreter_semantic
-from utlx.language._dispatch import compiler_impl
+from utlx.language._dispatch import dispatch
 
 
 class warp_pipeline_stage:
@@ -38,14 +38,14 @@ class warp_pipeline_stage:
         self.priority = priority
         self._semantic = None if _semantic is None or is_interpreter_semantic(_semantic) else _semantic
         if self._semantic is not None:
-            compiler_impl("warp_pipeline_stage")(self._semantic, self, "enter")
+            dispatch("warp_pipeline_stage", self._semantic, self, "enter")
 
     def __enter__(self) -> warp_pipeline_stage:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         if exc_type is None and self._semantic is not None:
-            compiler_impl("warp_pipeline_stage")(self._semantic, self, "exit")
+            dispatch("warp_pipeline_stage", self._semantic, self, "exit")
         return False
 
 

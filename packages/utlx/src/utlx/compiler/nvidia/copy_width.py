@@ -9,7 +9,7 @@ opaque "failed to legalize operation" error. That analysis has no Python binding
 
 1. clone the module (text round trip), lower it with every ``async_load`` as cp.async, but with the
    source pointer replaced by one whose axis info folds in the mask's alignment
-   (:func:`fold_mask_into_pointer`), so one number carries both limits;
+   (``utlx.compiler.common.mem_ops.fold_mask_into_pointer``), so one number carries both limits;
 2. run Triton's ``tritongpu-coalesce`` on the clone: it sizes each copy's per-thread vector from that
    same analysis (capped at 16 bytes);
 3. read each copy's ``sizePerThread`` along its fastest dimension from the pointer type.
@@ -21,17 +21,16 @@ with a :class:`UtlxPerformanceWarning`. ``UTLX_ASYNC_LOAD_FALLBACK=0`` makes the
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from utlx import compat
+from utlx.compiler.common.clone import clone
+from utlx.compiler.common.errors import UtlxCompileError, UtlxPerformanceWarning
+from utlx.compiler.common.target import target_of
 from utlx.settings import settings
-
-from .errors import UtlxCompileError
 
 #: Smallest transfer cp.async supports (bytes per thread per instruction).
 MIN_CP_ASYNC_BYTES = 4
@@ -41,10 +40,6 @@ FALLBACK = settings.async_load_fallback
 ADVICE = ("make the row strides multiples of 16 elements (the JIT then specialises them as 16-divisible and "
           "proves aligned rows), or stage the tile through registers: x = tl.load(ptrs, mask=...); "
           "tlx.local_store(view, x)")
-
-
-class UtlxPerformanceWarning(UserWarning):
-    """A TLX op compiled, but to slower code than written (e.g. a cp.async staged through registers)."""
 
 
 @dataclass(frozen=True)
@@ -102,38 +97,6 @@ def measure(module: Any, uids: list[int]) -> list[CopyWidth]:
     if len(parsed) != len(uids):
         return []
     return [CopyWidth(uid, p[0], p[1]) for uid, p in zip(uids, parsed, strict=True) if p is not None]
-
-
-def fold_mask_into_pointer(builder: Any, ptr: Any, mask: Any) -> Any:
-    """Probe-only pointer whose axis info is the pointers' capped by the mask's alignment.
-
-    ``addptr(p, mask)`` has contiguity ``gcd(contiguity(p), constancy(mask))`` (the limit the cp.async
-    lowering applies); a divisibility hint on the mask keeps the pointers' alignment. Only ever built in
-    the probe clone: its values are meaningless.
-    """
-    from triton._C.libtriton import ir
-
-    rank = len(str(mask.get_type()).split("<", 1)[1].split("x")) - 1
-    mask.set_attr("tt.divisibility", ir.make_attr([16] * rank, mask.get_context()))
-    return builder.create_addptr(ptr, mask)
-
-
-def target_of(module_text: str) -> str:
-    m = re.search(r'ttg\.target = "([^"]+)"', module_text)
-    return m.group(1) if m else ""
-
-
-def clone(module: Any, text: str) -> Any:
-    """A copy of ``module`` in the same context (``parse_mlir_module`` reads a file, not a string)."""
-    from triton._C.libtriton import ir
-
-    with tempfile.TemporaryDirectory(prefix="utlx-probe-") as tmp:
-        path = os.path.join(tmp, "module.mlir")
-        with open(path, "w") as f:
-            f.write(text)
-        copy = ir.parse_mlir_module(path, module.context)
-    copy.context = module.context  # Triton sets this Python attribute on the modules it makes; passes read it
-    return copy
 
 
 def probe(module: Any, uids: list[int], lower: Any) -> list[CopyWidth]:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.common.target import Target, from_semantic
 from utlx.language._dispatch import register_compiler_impl
-
-from .errors import UtlxCompileError
-from .target import Target, from_semantic
 
 #: op -> the Blackwell feature it is built on (quoted in the error).
 BLACKWELL_OPS: dict[str, str] = {

@@ -15,8 +15,7 @@ import warnings
 
 from utlx.settings import settings
 
-from .copy_width import UtlxPerformanceWarning
-from .errors import UtlxCompileError
+from .errors import UtlxCompileError, UtlxPerformanceWarning
 
 STRICT_ENV = "UTLX_STRICT_AMD"
 #: Read once at import (see the module docstring).

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .placeholder import Placeholder
+from .placeholders import Placeholder
 
 #: Placeholders whose result is a view of their first handle's buffer (same bytes, same allocation).
 VIEW_OPS = ("local_view", "local_slice", "local_trans", "local_reinterpret", "local_reshape")

@@ -26,11 +26,13 @@ from typing import Any
 
 import triton.language as tl
 
+from utlx.compiler.common.args import _c, _show
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.common.target import from_semantic
 from utlx.language._dispatch import register_compiler_impl
 
-from .errors import UtlxCompileError
-from .ops import _c, _nvidia_only, _show, fence_async_shared
-from .target import from_semantic
+from .mma_ops import fence_async_shared
+from .targets import NVIDIA
 
 #: Named barrier ids are 0..15 on NVIDIA GPUs; 0 is ``__syncthreads``.
 NAMED_BARRIERS = 16
@@ -45,7 +47,6 @@ def _asm(_semantic: Any, text: str, constraints: str, args: list[Any], dtype: An
 
 def _sm90(op: str, _semantic: Any) -> None:
     target = from_semantic(_semantic)
-    _nvidia_only(op, target)
     if target.capability < 90:
         raise UtlxCompileError(op, "needs sm_90 or newer (clusters)", target=target.name)
 
@@ -61,7 +62,6 @@ def _scalar_i32(_semantic: Any, x: Any, op: str, name: str) -> tuple[str, list[A
 
 
 def _named_barrier(_semantic: Any, op: str, instr: str, bar: Any, arrive_count: Any) -> None:
-    _nvidia_only(op, from_semantic(_semantic))
     ops, args = [], []
     for name, x in (("bar", bar), ("arrive_count", arrive_count)):
         text, extra = _scalar_i32(_semantic, x, op, name)
@@ -81,23 +81,22 @@ def _named_barrier(_semantic: Any, op: str, instr: str, bar: Any, arrive_count: 
          pure=False)
 
 
-@register_compiler_impl("named_barrier_wait")
+@register_compiler_impl("named_barrier_wait", *NVIDIA)
 def named_barrier_wait(_semantic: Any, bar: Any, arrive_count: Any) -> None:
     """``bar.sync bar, arrive_count``: wait until ``arrive_count`` threads reached named barrier ``bar``."""
     _named_barrier(_semantic, "named_barrier_wait", "bar.sync", bar, arrive_count)
 
 
-@register_compiler_impl("named_barrier_arrive")
+@register_compiler_impl("named_barrier_arrive", *NVIDIA)
 def named_barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any) -> None:
     """``bar.arrive bar, arrive_count``: count this warp's threads at named barrier ``bar`` and go on."""
     _named_barrier(_semantic, "named_barrier_arrive", "bar.arrive", bar, arrive_count)
 
 
-@register_compiler_impl("fence")
+@register_compiler_impl("fence", *NVIDIA)
 def fence(_semantic: Any, scope: Any) -> None:
     """A memory fence of ``scope``: ``"gpu"``, ``"sys"`` or ``"async_shared"``."""
     op = "fence"
-    _nvidia_only(op, from_semantic(_semantic))
     s = _c(scope)
     if s == "async_shared":
         fence_async_shared(_semantic)
@@ -107,7 +106,7 @@ def fence(_semantic: Any, scope: Any) -> None:
     _asm(_semantic, f"mov.u32 $0, 0;\n\tfence.acq_rel.{s};", "=r", [], tl.int32, pure=False)
 
 
-@register_compiler_impl("cluster_barrier")
+@register_compiler_impl("cluster_barrier", *NVIDIA)
 def cluster_barrier(_semantic: Any) -> None:
     """Synchronise every thread of every CTA of the cluster (one CTA under stock Triton)."""
     _sm90("cluster_barrier", _semantic)
@@ -115,28 +114,28 @@ def cluster_barrier(_semantic: Any) -> None:
          tl.int32, pure=False)
 
 
-@register_compiler_impl("fence_mbarrier_init_cluster")
+@register_compiler_impl("fence_mbarrier_init_cluster", *NVIDIA)
 def fence_mbarrier_init_cluster(_semantic: Any) -> None:
     """Make mbarrier initialisations visible to the cluster (``fence.mbarrier_init.release.cluster``)."""
     _sm90("fence_mbarrier_init_cluster", _semantic)
     _asm(_semantic, "mov.u32 $0, 0;\n\tfence.mbarrier_init.release.cluster;", "=r", [], tl.int32, pure=False)
 
 
-@register_compiler_impl("cluster_cta_rank")
+@register_compiler_impl("cluster_cta_rank", *NVIDIA)
 def cluster_cta_rank(_semantic: Any) -> tl.tensor:
     """This CTA's rank in its cluster (``%cluster_ctarank``)."""
     _sm90("cluster_cta_rank", _semantic)
     return _asm(_semantic, "mov.u32 $0, %cluster_ctarank;", "=r", [], tl.int32, pure=True)
 
 
-@register_compiler_impl("cluster_size_1d")
+@register_compiler_impl("cluster_size_1d", *NVIDIA)
 def cluster_size_1d(_semantic: Any) -> tl.tensor:
     """The number of CTAs in the cluster (``%cluster_nctarank``)."""
     _sm90("cluster_size_1d", _semantic)
     return _asm(_semantic, "mov.u32 $0, %cluster_nctarank;", "=r", [], tl.int32, pure=True)
 
 
-@register_compiler_impl("thread_id")
+@register_compiler_impl("thread_id", *NVIDIA)
 def thread_id(_semantic: Any, axis: Any) -> tl.tensor:
     """The thread's index in the CTA along ``axis`` (``%tid``).
 
@@ -144,21 +143,19 @@ def thread_id(_semantic: Any, axis: Any) -> tl.tensor:
     value of another partition's thread.
     """
     op = "thread_id"
-    _nvidia_only(op, from_semantic(_semantic))
     a = _c(axis)
     if a not in (0, 1, 2) or isinstance(a, bool):
         raise UtlxCompileError(op, f"axis must be 0, 1 or 2, got {_show(axis)}")
     return _asm(_semantic, f"mov.u32 $0, %tid.{'xyz'[a]};", "=r", [], tl.int32, pure=False)
 
 
-@register_compiler_impl("clock64")
+@register_compiler_impl("clock64", *NVIDIA)
 def clock64(_semantic: Any) -> tl.tensor:
     """The SM's 64-bit cycle counter (``%clock64``)."""
-    _nvidia_only("clock64", from_semantic(_semantic))
     return _asm(_semantic, "mov.u64 $0, %clock64;", "=l", [], tl.int64, pure=False)
 
 
-@register_compiler_impl("vote_ballot_sync")
+@register_compiler_impl("vote_ballot_sync", *NVIDIA)
 def vote_ballot_sync(_semantic: Any, mask: Any, pred: Any) -> tl.tensor:
     """``vote.sync.ballot.b32``: bit i of the result is lane i's ``pred`` (lanes in ``mask`` take part).
 
@@ -166,7 +163,6 @@ def vote_ballot_sync(_semantic: Any, mask: Any, pred: Any) -> tl.tensor:
     the other lanes of its warp.
     """
     op = "vote_ballot_sync"
-    _nvidia_only(op, from_semantic(_semantic))
     m = _c(mask)
     if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= 0xFFFFFFFF:
         raise UtlxCompileError(op, f"'mask' must be a compile-time 32-bit lane mask, got {_show(mask)}")

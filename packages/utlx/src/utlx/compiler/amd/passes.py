@@ -32,9 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 from utlx import compat
+from utlx.compiler.common import layout_ops
+from utlx.compiler.common.lowering import restore_async_waits
 
-from . import layout_ops
-from .lowering import AMD_TLX_ATTR, restore_async_waits
+from .vendor import AMD_TLX_ATTR
 
 #: The AMD buffer ops a TLX kernel can build itself (``amd_ops``).
 BUFFER_OPS = ("amdg.buffer_load", "amdg.buffer_store", "amdg.buffer_atomic_rmw", "amdg.buffer_load_to_local")

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .drain import walk
-from .placeholder import Placeholder
+from utlx.compiler.common.drain import walk
+from utlx.compiler.common.placeholders import Placeholder
 
 #: Ops that may come between two ``alloc_barriers`` without splitting the run: they touch no memory.
 _NEUTRAL_OPS = frozenset({"arith.constant"})

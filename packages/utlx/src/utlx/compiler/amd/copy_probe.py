@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from utlx import compat
-
-from . import copy_width, placeholder
-from .placeholder import Placeholder, dtype_of_name
+from utlx.compiler.common import placeholders as placeholder
+from utlx.compiler.common.clone import clone
+from utlx.compiler.common.placeholders import Placeholder, dtype_of_name
 
 #: The AMD copy placeholders whose register layout the probe measures.
 PROBED_OPS = ("async_load", "buffer_load_to_local", "buffer_load", "buffer_store", "buffer_atomic_add")
@@ -45,7 +45,7 @@ class CopyLayout:
 
 def pointer_operands(ph: Placeholder) -> tuple[Any | None, Any | None, Any | None]:
     """(scalar base, offsets, mask) of a buffer-op placeholder, or (None, pointer tensor, mask) of an
-    ``async_load`` placeholder (operand positions: ``utlx.compiler.amd_ops`` and ``ops.async_load``)."""
+    ``async_load`` placeholder (operand positions: ``utlx.compiler.amd.ops`` and ``ops.async_load``)."""
     a = ph.attrs
     if ph.name == "async_load":
         return None, ph.tensors[0], ph.tensors[1] if a.get("mask") else None
@@ -61,7 +61,7 @@ def pointer_tensor(gb: Any, base: Any, offsets: Any, elem: Any, shape: list[int]
     """``splat(base) + offsets`` in the offsets' layout."""
     import triton.language as tl
 
-    from . import layouts
+    from utlx.compiler.common import layouts
 
     layout = gb.get_gluon_layout_from_tensor(offsets)
     ty = layouts.distributed_type(tl.pointer_type(elem), shape, layout).to_ir(gb)
@@ -96,19 +96,19 @@ def probe(module: Any, found: list[Placeholder]) -> dict[int, CopyLayout]:
     copies = [ph for ph in found if ph.name in PROBED_OPS]
     if not copies:
         return {}
-    clone = copy_width.clone(module, str(module))
-    cloned = [ph for ph in placeholder.collect(clone) if ph.name in PROBED_OPS]
+    copy = clone(module, str(module))
+    cloned = [ph for ph in placeholder.collect(copy) if ph.name in PROBED_OPS]
     if [ph.uid for ph in cloned] != [ph.uid for ph in copies]:  # the text round trip must keep the order
         return {}
-    gb = compat.make_gluon_builder(clone.context)
-    passing = {ph.result.id(): (ph.handles + ph.tensors)[0] for ph in placeholder.collect(clone)
+    gb = compat.make_gluon_builder(copy.context)
+    passing = {ph.result.id(): (ph.handles + ph.tensors)[0] for ph in placeholder.collect(copy)
                if ph.name in PASS_THROUGH}
     for index, ph in enumerate(cloned):
         gb.set_insertion_point_after(ph.op)
         _add_probe(gb, ph, index, passing)
-    pm = ir.pass_manager(clone.context)
+    pm = ir.pass_manager(copy.context)
     passes.ttgpuir.add_coalesce(pm)
-    compat.run_passes(pm, clone, "utlx-amd-copy-probe")
+    compat.run_passes(pm, copy, "utlx-amd-copy-probe")
     out: dict[int, CopyLayout] = {}
 
     def visit(op: Any) -> None:
@@ -123,5 +123,5 @@ def probe(module: Any, found: list[Placeholder]) -> dict[int, CopyLayout]:
         if order and spt:
             out.setdefault(int(tag), CopyLayout(layout, order, int(spt[order[0]])))
 
-    clone.walk(visit)
+    copy.walk(visit)
     return out

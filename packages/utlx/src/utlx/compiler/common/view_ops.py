@@ -19,11 +19,13 @@ import triton.language as tl
 from utlx import compat
 from utlx.language._dispatch import register_compiler_impl
 
-from . import layouts, placeholder, values
+from . import layouts, values
+from . import placeholders as placeholder
+from .args import _c, _expect, _ints, _shape, _show
 from .errors import UtlxCompileError
 from .lowering import LOWERINGS, Lowering
-from .ops import _c, _expect, _ints, _shape, _shared_layout_spec, _show
-from .placeholder import Placeholder
+from .mem_ops import _shared_layout_spec
+from .placeholders import Placeholder
 from .target import from_semantic
 
 # ---------------------------------------------------------------- trace time
@@ -127,7 +129,7 @@ def local_scatter(_semantic: Any, dst: Any, src: Any, indices: Any, axis: Any, t
 @register_compiler_impl("subslice")
 def subslice(_semantic: Any, local_allocated_buffer: Any, offset: Any, size: Any) -> values.SharedView:
     """Columns ``[offset, offset + size)`` of a buffer (TLX slices tensor memory so; here shared memory)."""
-    from .ops import local_slice
+    from .mem_ops import local_slice
 
     op = "subslice"
     view = _expect(op, local_allocated_buffer, values.SharedView, "local_allocated_buffer")

@@ -33,15 +33,16 @@ from typing import Any
 import triton.language as tl
 
 from utlx import compat
+from utlx.compiler.common import layouts, values
+from utlx.compiler.common import placeholders as placeholder
+from utlx.compiler.common.args import _c, _expect, _show
+from utlx.compiler.common.downgrade import downgrade
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.common.global_ops import check_prefetch
+from utlx.compiler.common.lowering import LOWERINGS, Lowering, remember_async_alloc
+from utlx.compiler.common.placeholders import Placeholder, dtype_of_name
+from utlx.compiler.common.target import Target, from_semantic
 from utlx.language._dispatch import register_compiler_impl
-
-from . import layouts, placeholder, values
-from .downgrade import downgrade
-from .errors import UtlxCompileError
-from .lowering import LOWERINGS, Lowering, dtype_of_name, remember_async_alloc
-from .ops import _c, _expect, _show
-from .placeholder import Placeholder
-from .target import Target, from_semantic
 
 LOAD_CACHE = ("", ".ca", ".cg", ".cv")
 STORE_CACHE = ("", ".wb", ".cg", ".cs", ".wt")
@@ -49,11 +50,6 @@ SEMANTICS = ("acq_rel", "acquire", "release", "relaxed")
 SCOPES = ("gpu", "cta", "sys")
 #: Targets whose LDS can be written by direct-to-LDS copies of 4 and 16 bytes per lane that stock lowers.
 DIRECT_TO_LDS = ("hip:gfx950",)
-
-
-def _hip_only(op: str, target: Target, hint: str | None = None) -> None:
-    if not target.is_hip:
-        raise UtlxCompileError(op, "is an AMD-only op", target=target.name, hint=hint)
 
 
 def _scalar_pointer(op: str, ptr: Any) -> Any:
@@ -113,13 +109,11 @@ def _operands(_semantic: Any, op: str, offsets: tl.tensor, elem: Any, mask: Any 
 # ---------------------------------------------------------------- trace time: buffer ops
 
 
-@register_compiler_impl("buffer_load")
+@register_compiler_impl("buffer_load", "hip")
 def buffer_load(_semantic: Any, ptr: Any, offsets: Any, mask: Any = None, other: Any = None, cache: Any = None,
                 contiguity: Any = 1) -> tl.tensor:
     """``ptr[offsets]`` into registers through an AMD buffer resource (``amdg.buffer_load``)."""
     op = "buffer_load"
-    target = from_semantic(_semantic)
-    _hip_only(op, target, hint="use tl.load(ptr + offsets, mask=..., other=...)")
     base = _scalar_pointer(op, ptr)
     elem = base.dtype.element_ty
     tensors, attrs = _operands(_semantic, op, _offsets(op, offsets), elem, mask, other)
@@ -129,26 +123,22 @@ def buffer_load(_semantic: Any, ptr: Any, offsets: Any, mask: Any = None, other:
     return tl.tensor(h, ret)
 
 
-@register_compiler_impl("buffer_store")
+@register_compiler_impl("buffer_store", "hip")
 def buffer_store(_semantic: Any, stored_value: Any, ptr: Any, offsets: Any, mask: Any = None,
                  cache: Any = None) -> None:
     """``ptr[offsets] = stored_value`` through an AMD buffer resource (``amdg.buffer_store``)."""
     op = "buffer_store"
-    target = from_semantic(_semantic)
-    _hip_only(op, target, hint="use tl.store(ptr + offsets, value, mask=...)")
     base = _scalar_pointer(op, ptr)
     tensors, attrs = _operands(_semantic, op, _offsets(op, offsets), base.dtype.element_ty, mask, value=stored_value)
     attrs["cache"] = _cache(op, "cache", cache, STORE_CACHE)
     placeholder.emit(_semantic, op, attrs, handles=[base.handle], tensors=tensors)
 
 
-@register_compiler_impl("buffer_atomic_add")
+@register_compiler_impl("buffer_atomic_add", "hip")
 def buffer_atomic_add(_semantic: Any, ptr: Any, offsets: Any, value: Any, mask: Any = None, sem: Any = None,
                       scope: Any = None, contiguity: Any = 1) -> tl.tensor:
     """``ptr[offsets] += value`` through an AMD buffer resource (``amdg.buffer_atomic_rmw``); the old values."""
     op = "buffer_atomic_add"
-    target = from_semantic(_semantic)
-    _hip_only(op, target, hint="use tl.atomic_add(ptr + offsets, value, mask=...)")
     base = _scalar_pointer(op, ptr)
     elem = base.dtype.element_ty
     if not (elem.is_floating() and elem.primitive_bitwidth >= 16 and not elem.is_fp8()) and elem not in (
@@ -165,13 +155,12 @@ def buffer_atomic_add(_semantic: Any, ptr: Any, offsets: Any, value: Any, mask: 
     return tl.tensor(h, ret)
 
 
-@register_compiler_impl("buffer_load_to_local")
+@register_compiler_impl("buffer_load_to_local", "hip")
 def buffer_load_to_local(_semantic: Any, dest: Any, ptr: Any, offsets: Any, mask: Any = None, other: Any = None,
                          cache_modifier: Any = "") -> values.AsyncToken:
     """Copy ``ptr[offsets]`` straight into buffer ``dest`` (asynchronous; commit and wait it like async_load)."""
     op = "buffer_load_to_local"
     target = from_semantic(_semantic)
-    _hip_only(op, target, hint="use tlx.async_load(ptr + offsets, dest, mask=...)")
     view = _expect(op, dest, values.SharedView, "dest")
     base = _scalar_pointer(op, ptr)
     if base.dtype.element_ty != view.dtype:
@@ -213,12 +202,11 @@ def assume_uniform(_semantic: Any, value: Any) -> tl.tensor:
     return tl.tensor(h, ty)
 
 
-@register_compiler_impl("amd_sched_barrier")
+@register_compiler_impl("amd_sched_barrier", "hip")
 def amd_sched_barrier(_semantic: Any, mask: Any = 0) -> None:
     """A scheduling fence (``llvm.amdgcn.sched.barrier``) where this Triton can build one (3.9)."""
     op = "amd_sched_barrier"
     target = from_semantic(_semantic)
-    _hip_only(op, target)
     m = _c(mask)
     if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= 0xFFF:
         raise UtlxCompileError(op, f"'mask' must be a compile-time int in 0..0xFFF, got {_show(mask)}")
@@ -229,12 +217,11 @@ def amd_sched_barrier(_semantic: Any, mask: Any = 0) -> None:
     placeholder.emit(_semantic, op, {"mask": m})
 
 
-@register_compiler_impl("warp_pipeline_stage")
+@register_compiler_impl("warp_pipeline_stage", "hip")
 def warp_pipeline_stage(_semantic: Any, stage: Any, event: str) -> None:
     """``with tlx.warp_pipeline_stage(...)``: a stage border after the body (``utlx.language.warp_pipeline``)."""
     op = "warp_pipeline_stage"
     target = from_semantic(_semantic)
-    _hip_only(op, target, hint="warp pipelining is an AMD schedule; drop the with-statement on NVIDIA")
     if event != "exit":
         return
     if not compat.gluon_builder_has("create_warp_pipeline_border"):
@@ -477,7 +464,7 @@ def _axis_hints(low: Lowering, ph: Placeholder) -> dict[str, list[int]]:
     placeholder), read from the module's text: the bindings have no getter for array attributes."""
     if low.module_text is None:
         low.module_text = str(low.module)
-    tag = f"{placeholder.PREFIX}{ph.name}|{ph.uid}|"
+    tag = f"{placeholder.LANGUAGE}|{ph.name}|{ph.uid}|"
     line = next((line for line in low.module_text.splitlines() if tag in line), "")
     out = {}
     for name in _AXIS_HINTS:
@@ -537,3 +524,11 @@ LOWERINGS.update({
     "amd_sched_barrier": _lower_sched_barrier,
     "warp_pipeline_border": _lower_warp_pipeline_border,
 })
+
+
+@register_compiler_impl("prefetch", "hip")
+def prefetch(_semantic: Any, pointer: Any, level: Any = "L2", mask: Any = None, tensormap: Any = False) -> None:
+    """gfx942/gfx950 have no prefetch instruction: the arguments are checked, nothing is emitted (a hint)."""
+    check_prefetch(_semantic, pointer, level, tensormap)
+    downgrade("prefetch", "gfx9 GPUs have no prefetch instruction; nothing is emitted (results are the same)",
+              target=from_semantic(_semantic).name)

@@ -4,7 +4,7 @@ Why this shape: a ``ttg.warp_specialize`` cannot be created while tracing (TTGIR
 TTGIR conversion, and ``ir.builder`` has no such op), and ops cannot be moved one by one afterwards. Blocks,
 however, can be moved. So while tracing, each task body goes into the then-block of an ``scf.if`` whose
 condition is an opaque placeholder (``utlx|async_task|...``): no TTIR pass can fold it, the conversion
-converts its body like any other code, and the lowering (:mod:`utlx.compiler.warp_specialize`) then moves
+converts its body like any other code, and the lowering (:mod:`utlx.compiler.nvidia.warp_specialize`) then moves
 each then-block whole into a partition of a real ``ttg.warp_specialize``. An ``async_tasks`` placeholder
 after the last task marks where that op goes and lists the group's tasks.
 
@@ -29,11 +29,12 @@ from typing import Any
 import triton.language as tl
 
 from utlx import compat
+from utlx.compiler.common import placeholders as placeholder
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.common.target import from_semantic
 from utlx.language._dispatch import register_compiler_impl
 
-from . import placeholder
-from .errors import UtlxCompileError
-from .target import from_semantic
+from .targets import SM90_PLUS
 
 _groups = itertools.count()
 #: Attribute on the builder: the stack of open ``async_tasks`` regions while a kernel is traced.
@@ -51,13 +52,6 @@ def _stack(_semantic: Any) -> list:
         st = []
         setattr(b, _STACK_ATTR, st)
     return st
-
-
-def _hopper_only(op: str, _semantic: Any) -> None:
-    target = from_semantic(_semantic)
-    if target.is_hip or not target.is_hopper:
-        raise UtlxCompileError(op, "warp specialization is compiled for Hopper (cuda:90) only", target=target.name,
-                               hint="write a single-partition kernel for this target")
 
 
 @dataclass
@@ -155,8 +149,9 @@ class Task:
                  "num_warps": kernel_warps if self.spec.default else self.spec.num_warps,
                  "kernel_warps": kernel_warps, "registers": self.spec.registers, "replica": self.replica}
         # An i1 result: the condition of the scf.if that holds the body (opaque, so never folded away).
-        cond = placeholder.emit(self.sem, "async_task", attrs, result=tl.int1)
-        self.region.tasks.append(placeholder.last_uid)
+        uid = placeholder.next_uid()
+        cond = placeholder.emit(self.sem, "async_task", attrs, result=tl.int1, uid=uid)
+        self.region.tasks.append(uid)
         self.region.specs.append(self.spec if self.replica == 0 else None)
         if_op = b.create_if_op([], cond, False)
         self.saved = b.get_insertion_point()
@@ -178,11 +173,10 @@ class Task:
 FORK_REGION_OPTIONS = ("exclusive", "no_ending_cluster_sync", "mbarrier_try_wait_suspend_ns")
 
 
-@register_compiler_impl("async_tasks")
+@register_compiler_impl("async_tasks", *SM90_PLUS)
 def async_tasks(_semantic: Any, *args: Any, **kwargs: Any) -> TasksRegion:
     """Open a warp-specialized region (compiled to ``ttg.warp_specialize``)."""
     op = "async_tasks"
-    _hopper_only(op, _semantic)
     unknown = sorted(set(kwargs) - set(FORK_REGION_OPTIONS))
     if args or unknown:
         raise UtlxCompileError(op, f"takes only the keyword arguments {list(FORK_REGION_OPTIONS)}, got "
@@ -196,10 +190,9 @@ def async_tasks(_semantic: Any, *args: Any, **kwargs: Any) -> TasksRegion:
     return TasksRegion(_semantic)
 
 
-@register_compiler_impl("async_task")
+@register_compiler_impl("async_task", *SM90_PLUS)
 def async_task(_semantic: Any, *args: Any, **kwargs: Any) -> Task:
     """One partition of the enclosing ``async_tasks`` region."""
-    _hopper_only("async_task", _semantic)
     st = _stack(_semantic)
     if not st:
         raise UtlxCompileError("async_task", "must be used directly inside 'with tlx.async_tasks():'")

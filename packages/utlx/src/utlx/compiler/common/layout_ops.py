@@ -22,12 +22,14 @@ import triton.language as tl
 from utlx import compat
 from utlx.language._dispatch import register_compiler_impl
 
-from . import layouts, placeholder, values
+from . import layouts, values
+from . import placeholders as placeholder
+from .args import _c, _ints, _shape, _show
 from .downgrade import downgrade
 from .errors import UtlxCompileError
-from .lowering import LOWERINGS, Lowering, dtype_of_name
-from .ops import _c, _ints, _shape, _show, _stash, register_layout_spec
-from .placeholder import Placeholder
+from .lowering import LOWERINGS, Lowering
+from .mem_ops import _stash, register_layout_spec
+from .placeholders import Placeholder, dtype_of_name
 from .target import from_semantic
 
 MARKERS = ("dump_layout", "assert_same_layout")
@@ -272,7 +274,7 @@ def _tensor_shape(type_text: str) -> list[int]:
 
 
 def _module_target(module: Any) -> str:
-    from .copy_width import target_of
+    from .target import target_of
 
     return target_of(str(module).split("\n", 1)[0])
 

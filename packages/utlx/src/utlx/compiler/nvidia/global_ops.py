@@ -1,4 +1,4 @@
-"""TLX ops between shared and global memory that stock Triton has no single op for.
+"""NVIDIA's TLX ops between shared and global memory that stock Triton has no single op for.
 
 - ``async_store(dst, src, size)``: TLX issues one ``cp.async.bulk`` shared -> global copy. Stock Triton
   has no NVIDIA op for it, so utlx reads the buffer into registers (``local_load``) and writes the first
@@ -6,15 +6,10 @@
   (complete before ``async_descriptor_store_wait``), so kernels that wait stay correct.
 - ``make_tensor_descriptor(None, base, shape, strides, block_shape)``: Triton's own device-side
   descriptor (``tt.make_tensor_descriptor``; the host must call ``triton.set_allocator``).
-- ``allocate_tensor_descriptor`` / ``make_tensor_descriptor(desc_ptr=...)`` /
-  ``reinterpret_tensor_descriptor``: descriptors stored in, and read back from, user-managed global
-  memory. Stock Triton's IR has no op that writes a descriptor to a given address or reads one from it,
-  so these are compile errors that name the op and the way that compiles.
 - ``async_descriptor_prefetch_tensor``: an L2 prefetch hint with no effect on results. Stock Triton has
   no TMA prefetch op; utlx checks the arguments and emits nothing.
-- ``prefetch(pointer, level, mask)``: on NVIDIA one ``prefetch.global.L1/L2`` per element (inline PTX,
-  predicated by the mask); gfx942/gfx950 have no prefetch instruction, so on AMD nothing is emitted (with a
-  performance warning). ``tensormap=True`` (prefetching a TMA descriptor) is not supported.
+- ``prefetch(pointer, level, mask)``: one ``prefetch.global.L1/L2`` per element (inline PTX, predicated by the
+  mask). ``tensormap=True`` (prefetching a TMA descriptor) is not supported. (AMD's body: ``utlx.compiler.amd``.)
 """
 
 from __future__ import annotations
@@ -24,23 +19,20 @@ from typing import Any
 import triton.language as tl
 from triton.language import core as tlc
 
+from utlx.compiler.common import values
+from utlx.compiler.common.args import _c, _expect, _show
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.common.global_ops import _DEVICE_DESCRIPTORS_HINT, check_prefetch
+from utlx.compiler.common.mem_ops import local_load
 from utlx.language._dispatch import register_compiler_impl
 
-from . import values
-from .downgrade import downgrade
-from .errors import UtlxCompileError
-from .ops import _c, _expect, _nvidia_only, _show, local_load
-from .target import from_semantic
-
-_DEVICE_DESCRIPTORS_HINT = ("create the descriptor where it is used with tlx.make_tensor_descriptor(None, base, shape, "
-                            "strides, block_shape) (or tl.make_tensor_descriptor), or pass it from the host")
+from .targets import NVIDIA
 
 
-@register_compiler_impl("async_store")
+@register_compiler_impl("async_store", *NVIDIA)
 def async_store(_semantic: Any, dst_global_ptr: Any, src_smem: Any, size: Any) -> None:
     """Copy the first ``size`` bytes of buffer ``src_smem`` to ``dst_global_ptr`` (see the module doc)."""
     op = "async_store"
-    _nvidia_only(op, from_semantic(_semantic))
     view = _expect(op, src_smem, values.SharedView, "src_smem")
     ptr = dst_global_ptr
     if not isinstance(ptr, tl.tensor) or ptr.type.is_block() or not ptr.dtype.is_ptr():
@@ -67,12 +59,11 @@ def async_store(_semantic: Any, dst_global_ptr: Any, src_smem: Any, size: Any) -
     tl.store(dst.__add__(offs, _semantic=_semantic), data, mask=mask, _semantic=_semantic)
 
 
-@register_compiler_impl("make_tensor_descriptor")
+@register_compiler_impl("make_tensor_descriptor", *NVIDIA)
 def make_tensor_descriptor(_semantic: Any, desc_ptr: Any, base: Any, shape: Any, strides: Any, block_shape: Any,
                            padding_option: Any = "zero") -> Any:
     """A device-side TMA descriptor over ``base`` (Triton's ``tt.make_tensor_descriptor``)."""
     op = "make_tensor_descriptor"
-    _nvidia_only(op, from_semantic(_semantic))
     if _c(desc_ptr) is not None:
         raise UtlxCompileError(op, "a descriptor stored at desc_ptr (tlx.allocate_tensor_descriptor) cannot be "
                                "expressed on stock Triton", hint=_DEVICE_DESCRIPTORS_HINT)
@@ -82,28 +73,11 @@ def make_tensor_descriptor(_semantic: Any, desc_ptr: Any, base: Any, shape: Any,
                                             str(_c(padding_option)))
 
 
-@register_compiler_impl("allocate_tensor_descriptor")
-def allocate_tensor_descriptor(_semantic: Any, num: Any) -> Any:
-    """Not available on stock Triton (see the module doc): a compile error naming the alternative."""
-    raise UtlxCompileError("allocate_tensor_descriptor", "global storage for descriptors written and read by the "
-                           "kernel cannot be expressed on stock Triton", target=from_semantic(_semantic).name,
-                           hint=_DEVICE_DESCRIPTORS_HINT)
-
-
-@register_compiler_impl("reinterpret_tensor_descriptor")
-def reinterpret_tensor_descriptor(_semantic: Any, desc_ptr: Any, block_shape: Any, dtype: Any) -> Any:
-    """Not available on stock Triton (see the module doc): a compile error naming the alternative."""
-    raise UtlxCompileError("reinterpret_tensor_descriptor", "reading a descriptor back from global memory cannot be "
-                           "expressed on stock Triton", target=from_semantic(_semantic).name,
-                           hint=_DEVICE_DESCRIPTORS_HINT)
-
-
-@register_compiler_impl("async_descriptor_prefetch_tensor")
+@register_compiler_impl("async_descriptor_prefetch_tensor", *NVIDIA)
 def async_descriptor_prefetch_tensor(_semantic: Any, desc: Any, offsets: Any, pred: Any = None,
                                      eviction_policy: Any = "") -> None:
     """An L2 prefetch hint: arguments checked, nothing emitted (see the module doc)."""
     op = "async_descriptor_prefetch_tensor"
-    _nvidia_only(op, from_semantic(_semantic))
     if not isinstance(desc, tlc.tensor_descriptor_base):
         raise UtlxCompileError(op, f"'desc' must be a tensor descriptor, got {type(desc).__name__}")
     offs = _c(offsets)
@@ -115,24 +89,10 @@ def async_descriptor_prefetch_tensor(_semantic: Any, desc: Any, offsets: Any, pr
                                f"{_show(eviction_policy)}")
 
 
-@register_compiler_impl("prefetch")
+@register_compiler_impl("prefetch", *NVIDIA)
 def prefetch(_semantic: Any, pointer: Any, level: Any = "L2", mask: Any = None, tensormap: Any = False) -> None:
     """Prefetch hint for the addresses ``pointer`` (see the module doc)."""
-    op = "prefetch"
-    target = from_semantic(_semantic)
-    if _c(tensormap):
-        raise UtlxCompileError(op, "tensormap=True (prefetching a TMA descriptor) is not supported by utlx" +
-                               ("; TMA descriptors do not exist on AMD" if target.is_hip else ""), target=target.name)
-    lvl = _c(level)
-    if lvl not in ("L1", "L2"):
-        raise UtlxCompileError(op, f"level must be 'L1' or 'L2', got {_show(level)}")
-    ptr = _c(pointer)
-    if not isinstance(ptr, tl.tensor) or not ptr.dtype.is_ptr():
-        raise UtlxCompileError(op, f"'pointer' must be a pointer or a tensor of pointers, got {_show(pointer)}")
-    if target.is_hip:
-        downgrade(op, "gfx9 GPUs have no prefetch instruction; nothing is emitted (results are the same)",
-                  target=target.name)
-        return
+    lvl, ptr = check_prefetch(_semantic, pointer, level, tensormap)
     m = _c(mask)
     m = _semantic.to_tensor(True) if m is None else (m if isinstance(m, tl.tensor) else _semantic.to_tensor(m))
     ptr, m = _semantic.broadcast_impl_value(ptr, m)

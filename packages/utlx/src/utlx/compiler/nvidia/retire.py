@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .drain import last_use_anchors, op_key, parent_map, walk
+from utlx.compiler.common.drain import last_use_anchors, op_key, parent_map, walk
 
 #: Ops whose regions run on a subset of the CTA's warps: a CTA-wide barrier inside them would hang.
 _PARTITIONED = frozenset({"ttg.warp_specialize", "ttg.warp_specialize.partitions"})

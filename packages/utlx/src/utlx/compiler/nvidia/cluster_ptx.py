@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import UtlxCompileError
+from utlx.compiler.common.errors import UtlxCompileError
 
 TAG = "utlx-cluster"
 _MARKER = re.compile(rf"^\s*mov\.(?:u32|b32)\s+(%r\d+),\s*[^;]+;\s*// {TAG}:(\w+)(?:@(\d+))?\s*$")

@@ -2,7 +2,7 @@
 
 Why block surgery: the Python IR API cannot move or clone single ops, but it can move whole blocks
 (``block.move_before``) and rewrite uses below a block (``replace_use_in_block_with``). While tracing,
-each task body was put in the then-block of ``scf.if <opaque placeholder>`` (:mod:`utlx.compiler.tasks`).
+each task body was put in the then-block of ``scf.if <opaque placeholder>`` (:mod:`utlx.compiler.nvidia.tasks`).
 Here, for each region:
 
 1. a ``ttg.warp_specialize`` is created where the ``async_tasks`` placeholder stands; the default task
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from utlx import compat
-
-from . import placeholder
-from .errors import UtlxCompileError
-from .placeholder import Placeholder
+from utlx.compiler.common import placeholders as placeholder
+from utlx.compiler.common.errors import UtlxCompileError
+from utlx.compiler.common.lowering import register_lowering
+from utlx.compiler.common.placeholders import Placeholder
 
 
 @dataclass
@@ -303,3 +303,8 @@ def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placehold
             continue
         gb.create_block_with_parent(t.region, [])
         gb.create_yield_op([])
+
+
+# Markers of async_tasks regions: built into ttg.warp_specialize by lower_region.
+register_lowering("async_task")(lower_task_marker)
+register_lowering("async_tasks")(lower_region)

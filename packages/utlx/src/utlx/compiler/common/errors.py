@@ -41,3 +41,7 @@ def shared_memory_error(required: int, limit: int, target: str, where: str) -> E
                     "smaller tiles")
 
     return UtlxSharedMemoryError(required, limit, "shared memory")
+
+
+class UtlxPerformanceWarning(UserWarning):
+    """A TLX op compiled, but to slower code than written (e.g. a cp.async staged through registers)."""
