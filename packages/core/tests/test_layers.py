@@ -10,104 +10,20 @@ through ``_current``, typed ``Any`` there so it imports nothing). Every import c
 from __future__ import annotations
 
 import ast
-import functools
 import re
-from pathlib import Path
 
 import pytest
+from import_graph import ROOT
+from import_graph import cycles as _cycles
+from import_graph import files as _files
+from import_graph import graph as _graph
 
-ROOT = Path(__file__).resolve().parents[3]
-SOURCES = {"tritonx": ROOT / "packages/core/src/tritonx", "utlx": ROOT / "packages/utlx/src/utlx"}
 LAYER = {"_current": 0, "compat": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
          "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "_startup": 4, "runtime": 5, "public": 6, "__init__": 7,
          "cli": 8}
 #: The only modules that may read the environment: the settings modules, and the start-up shim that runs
 #: before any package can be imported.
 ENV_READERS = {"tritonx.settings", "utlx.settings", "tritonx._startup"}
-
-
-def _files() -> dict[str, Path]:
-    found = {}
-    for src in SOURCES.values():
-        for path in src.rglob("*.py"):
-            rel = path.relative_to(src.parent).with_suffix("")
-            parts = list(rel.parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            found[".".join(parts)] = path
-    return found
-
-
-def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            targets = [f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target for a in node.names]
-        else:
-            continue
-        for target in targets:
-            while target and target not in modules:  # ``import utlx.language as tlx`` -> utlx.language
-                target = target.rpartition(".")[0]
-            if target and target != module:
-                found.add(target)
-    return found
-
-
-@functools.cache
-def _graph() -> dict[str, set[str]]:
-    modules = _files()
-    return {m: _imports(m, p, modules) for m, p in modules.items()}
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, edges = work[-1]
-            nxt = next(edges, None)
-            if nxt is not None:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(graph[nxt]))))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
 
 
 def test_the_walk_sees_both_packages_and_their_function_local_imports():
