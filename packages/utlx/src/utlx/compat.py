@@ -250,6 +250,55 @@ def create_tma_store_wait(builder: Any, pendings: int) -> None:
         builder.create_async_tma_store_wait(pendings)
 
 
+# ---------------------------------------------------------------- Blackwell (tensor memory, tcgen05, CLC)
+#
+# utlx builds Blackwell ops through Gluon's own Python layer (``triton.experimental.gluon.language.nvidia.
+# blackwell``), which hides most builder differences; what still differs is below.
+
+
+@cache
+def blackwell() -> ModuleType:
+    """Gluon's Blackwell module (present on 3.6-3.9)."""
+    from triton.experimental.gluon.language.nvidia import blackwell as bw
+
+    return bw
+
+
+def gluon_semantic(builder: Any) -> Any:
+    """A ``GluonSemantic`` over ``builder``: what Gluon's builtins need to build ops outside a traced kernel."""
+    from triton.experimental.gluon.language._semantic import GluonSemantic
+
+    return GluonSemantic(builder)
+
+
+def tmem_layout(block: tuple[int, int], col_stride: int, two_ctas: bool = False) -> Any:
+    """``TensorMemoryLayout``: 3.6/3.7 take ``(block, col_stride, cta_split_num, two_ctas)``, 3.8+ take
+    ``(block, col_stride, cga_layout, two_ctas)``."""
+    bw = blackwell()
+    if version_at_least(3, 8):
+        return bw.TensorMemoryLayout(tuple(block), col_stride, [], two_ctas)
+    return bw.TensorMemoryLayout(tuple(block), col_stride, None, two_ctas)
+
+
+def tmem_reg_layout(dtype: Any, shape: list[int], alloc_shape: list[int], layout: Any, num_warps: int) -> Any:
+    """The register layout ``tcgen05.ld``/``st`` of a TMEM descriptor use (its ``32x32b`` form): a function of
+    (dtype, shape, layout, warps) on 3.6/3.7, a method of the descriptor type (which also takes the allocation
+    shape) on 3.8+."""
+    bw = blackwell()
+    if version_at_least(3, 8):
+        return bw.tensor_memory_descriptor_type(dtype, list(shape), layout, list(alloc_shape)).get_reg_layout(
+            num_warps=num_warps)
+    return bw.get_tmem_reg_layout(dtype, list(shape), layout, num_warps)
+
+
+#: Cluster launch control (``clusterlaunchcontrol.try_cancel``) has Gluon ops from Triton 3.8.
+HAS_CLC = version_at_least(3, 8)
+
+#: TLX's tensor memory and tcgen05 ops compile from Triton 3.7: 3.6's automatic warp specialization
+#: (``NVWSInsertTmemAref``) aborts on a module whose loop issues tcgen05 MMAs into a TMEM buffer allocated outside it.
+BLACKWELL_TLX = version_at_least(3, 7)
+
+
 def add_descriptor_encoding_pass(pm: Any) -> None:
     """Add NVIDIA's ``optimize-descriptor-encoding`` (gives tensor descriptors their shared layout)."""
     from triton._C.libtriton import nvidia

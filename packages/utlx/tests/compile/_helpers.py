@@ -15,6 +15,7 @@ from triton.compiler import ASTSource
 
 TARGETS = {
     "cuda:90": lambda: GPUTarget("cuda", 90, 32),
+    "cuda:100": lambda: GPUTarget("cuda", 100, 32),  # compile-verified only: no Blackwell GPU is available
     "hip:gfx942": lambda: GPUTarget("hip", "gfx942", 64),
     "hip:gfx950": lambda: GPUTarget("hip", "gfx950", 64),
 }

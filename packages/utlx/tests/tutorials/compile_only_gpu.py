@@ -60,6 +60,11 @@ H200 = {
 }
 
 
+#: What a B200 (sm_100, Blackwell) reports: no Blackwell GPU is available, so its Blackwell kernels are compile-
+#: and interpreter-verified only.
+B200 = dict(H200, name="NVIDIA B200 (compile-only stand-in)", major=10, minor=0, multi_processor_count=148,
+            total_memory=191_523_176_448, mem_clock_rate=3_996_000, mem_bus_width=8192)
+
 #: What an MI300X (gfx942, CDNA3) reports for the fields the AMD tutorials and Triton's HIP path read.
 MI300X = {
     "name": "AMD Instinct MI300X (compile-only stand-in)",
@@ -80,11 +85,11 @@ MI355X = dict(MI300X, name="AMD Instinct MI355X (compile-only stand-in)", gcnArc
               multi_processor_count=256, max_shared_mem=163840, total_memory=309_237_645_312, minor=5)
 
 #: Device properties per target.
-PROPERTIES = {"cuda:90": H200, "hip:gfx942": MI300X, "hip:gfx950": MI355X}
+PROPERTIES = {"cuda:90": H200, "cuda:100": B200, "hip:gfx942": MI300X, "hip:gfx950": MI355X}
 
 
 def default_properties(target: GPUTarget) -> dict[str, Any]:
-    """The stand-in device's properties for ``target`` (an H200 for any NVIDIA target)."""
+    """The stand-in device's properties for ``target`` (an H200 for any other NVIDIA target)."""
     key = f"{target.backend}:{target.arch}"
     if key not in PROPERTIES and target.backend == "hip":
         raise ValueError(f"compile-only driver: no stand-in device for {key} (known: {sorted(PROPERTIES)})")

@@ -46,6 +46,9 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
         if ph.name == "async_dot":
             n_ops = 1 if ph.attrs.get("a_reg") else 2
             uses = [(h.id(), "mma") for h in ph.handles[:n_ops]]
+        elif ph.attrs.get("mma_operands"):  # an MMA that names its shared-memory operands (tcgen05)
+            first = int(ph.attrs.get("mma_operand_first", 0))
+            uses = [(h.id(), "mma") for h in ph.handles[first:first + int(ph.attrs["mma_operands"])]]
         elif ph.name == "local_load" and ph.handles:
             uses = [(ph.handles[0].id(), "dot")]
         elif ph.name in ("async_descriptor_load", "async_descriptor_store") and ph.handles:

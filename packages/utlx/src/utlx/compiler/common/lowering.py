@@ -58,6 +58,7 @@ class Lowering:
     mma_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc read by async wgmma
     full_mma_waits: list[Any] = field(default_factory=list)  # results of wgmma waits with pendings == 0
     unfenced: set[int] = field(default_factory=set)  # id(placeholder) of alloc_barriers a later fence covers
+    vendor: dict[str, Any] = field(default_factory=dict)  # what a vendor's lowerings keep for one run
 
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""

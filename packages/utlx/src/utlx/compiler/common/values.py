@@ -83,11 +83,11 @@ def _index(self: Handle, buffer_idx: Any, _semantic: Any = None) -> Handle:
 
     The code generator passes ``_semantic`` to methods of Triton values that declare it.
     """
-    from utlx.language._dispatch import compiler_impl
+    from utlx.language._dispatch import dispatch
 
     if _semantic is None:
         raise TypeError(f"{self!r}[...] can only be used inside a @triton.jit kernel")
-    return compiler_impl("local_view")(_semantic, local_allocated_buffers=self, buffer_idx=buffer_idx)
+    return dispatch("local_view", _semantic, self, buffer_idx)  # the body registered for the kernel's target
 
 
 class SharedBuffers(Handle):

@@ -42,7 +42,7 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
     op = "async_dot"
     target = from_semantic(_semantic)
     if _c(mBarriers) or _c(two_ctas):
-        from .blackwell import blackwell_error
+        from .blackwell.refusals import blackwell_error
 
         feature = "tcgen05 completion barriers (mBarriers)" if _c(mBarriers) else "2-CTA MMA (two_ctas)"
         raise blackwell_error(op, feature, target)
