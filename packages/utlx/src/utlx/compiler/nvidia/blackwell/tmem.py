@@ -11,7 +11,9 @@ shared memory goes to the common bodies unchanged, tensor memory becomes ``tmem_
 layout the rest of the kernel has.
 
 The default TMEM layout is TLX's: blocks of the buffer's own shape (``blockM`` at most 128 rows), packed columns
-(``col_stride`` 1), one CTA.
+(``col_stride`` 1), one CTA. ``local_alloc(..., reuse=other)`` sees the columns of another TMEM allocation as
+buffers of its own shape and type (``ttg.memdesc_reinterpret`` of the whole allocation): TLX's way of keeping P,
+the softmax statistics and S of flash attention in the same columns.
 """
 
 from __future__ import annotations
@@ -85,10 +87,19 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
     if cols > TMEM_COLUMNS:
         raise UtlxCompileError(op, f"{n} buffer(s) of {shape_l} x {dtype} take {cols} TMEM columns; a CTA has "
                                f"{TMEM_COLUMNS}", target=target.name, hint="allocate fewer or narrower buffers")
-    if _c(reuse) is not None:
-        raise UtlxCompileError(op, "'reuse' (aliasing tensor-memory buffers) is not supported by utlx yet",
-                               target=target.name)
-    attrs: dict[str, Any] = {"shape": shape_l, "dtype": str(dtype), "num": n}
+    base = _c(reuse)
+    handles = []
+    if base is not None:
+        if not is_tmem(base) or not isinstance(base, values.SharedBuffers):
+            raise UtlxCompileError(op, f"'reuse' of a tensor-memory allocation must be another TMEM local_alloc, got "
+                                   f"{_show(base)}", target=target.name)
+        base_cols = base.type.num * _columns(list(base.shape), base.dtype)
+        if cols > base_cols:
+            raise UtlxCompileError(op, f"{n} buffer(s) of {shape_l} x {dtype} take {cols} TMEM columns, more than the "
+                                   f"{base_cols} of the allocation they reuse ({base.type.num} x "
+                                   f"{list(base.shape)} x {base.dtype})", target=target.name)
+        handles = [base.handle]
+    attrs: dict[str, Any] = {"shape": shape_l, "dtype": str(dtype), "num": n, "reuse": bool(handles)}
     lay = _c(layout)
     if lay is not None:
         block_m, block_n = getattr(lay, "blockM", None), getattr(lay, "blockN", None)
@@ -97,7 +108,7 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
                                    f"got {type(lay).__name__}")
         attrs["block"] = [int(block_m), int(block_n)]
         attrs["col_stride"] = int(getattr(lay, "colStride", 1) or 1)
-    h = placeholders.emit(_semantic, "tmem_alloc", attrs)
+    h = placeholders.emit(_semantic, "tmem_alloc", attrs, handles=handles)
     return values.make("buffers", h, shape=shape_l, dtype=dtype, num=n, storage="tmem")
 
 
@@ -232,10 +243,16 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     layout = default_layout(shape, dtype, a)
     full = [a["num"], *shape]
-    desc = compat.blackwell().allocate_tensor_memory(dtype, full, layout, _semantic=gluon.semantic(low))
+    if a.get("reuse"):  # the same TMEM columns as the allocation it reuses, seen as other buffers
+        base = gluon.tmem(low, ph, 0, "reused allocation")
+        desc = base._reinterpret(dtype, full, layout, _semantic=gluon.semantic(low))
+        root = low.fact(ph, 0).get("root")
+    else:
+        desc = compat.blackwell().allocate_tensor_memory(dtype, full, layout, _semantic=gluon.semantic(low))
+        root = desc.handle
     low.real[ph.result.id()] = desc.handle
     low.facts[ph.result.id()] = {"dtype": dtype, "shape": shape, "layout": layout, "alloc": full, "kind": "buffers",
-                                 "storage": "tmem", "root": desc.handle}
+                                 "storage": "tmem", "root": root}
 
 
 def _lower_view(low: Lowering, ph: Placeholder) -> None:
