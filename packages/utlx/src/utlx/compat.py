@@ -684,6 +684,24 @@ def function_rewriter() -> type:
 _WITH_HOOK: dict[str, Any] = {}
 
 
+def constant_int(op: Any) -> int | None:
+    """The integer an ``arith.constant`` op holds; None for other ops, and on 3.6/3.7 (no attribute getter for
+    integers in their bindings)."""
+    if op.get_name() != "arith.constant" or not version_at_least(3, 8):
+        return None
+    try:
+        return int(op.get_int_attr("value"))
+    except Exception:  # not an integer constant (a float, a dense tensor)
+        return None
+
+
+def code_generator_class() -> type:
+    """Triton's ``CodeGenerator`` (``triton.compiler.code_generator`` on 3.6-3.9)."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    return CodeGenerator
+
+
 def install_with_hook(handler: Callable[[Any, Any], bool]) -> None:
     """Route ``CodeGenerator.visit_With`` through ``handler(generator, node)`` first.
 

@@ -15,7 +15,8 @@ names out of the key on 3.9, as the others never used them. The AMD tutorials al
 same ``CACHE_MODIFIER.CS`` 3.8 uses (the AMDGCN is 3.8's, ``sc0 nt``; NVIDIA's 3.6/3.7 lowering of a load then
 drops the hint). And ``@aggregate`` classes without their own ``__init__`` (3.8 builds one from the field
 annotations; 3.6/3.7 fail with "Unsupported function referenced: object.__init__") get that constructor on
-3.6/3.7 too. Each addition here checks
+3.6/3.7 too. And a fork kernel may annotate a variable with a Python type (``ps: tuple = ()``), which stock
+Triton evaluates and rejects: such an annotation is accepted and ignored, as the fork does. Each addition here checks
 :func:`utlx.plugin.enabled` when it is used, so it is gone again (stock Triton's behaviour and errors) once
 utlx is disabled (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx, or ``tritonx.disable_plugins``);
 with utlx disabled in the environment at import, nothing is patched at all. Where the classes and methods
@@ -31,6 +32,7 @@ exactly a plain launch and are accepted everywhere.
 
 from __future__ import annotations
 
+import ast
 import functools
 import numbers
 import warnings
@@ -282,6 +284,22 @@ def _aggregate(original: Callable[..., Any]) -> Callable[..., Any]:
     return _aggregate
 
 
+#: Python type names the fork's kernels use as variable annotations (``ps: tuple = ()``); stock Triton evaluates
+#: the annotation and fails with "NameError('tuple is not defined')". An annotation documents, it changes nothing.
+_ANNOTATION_TYPES = frozenset({"tuple", "list", "dict", "bool", "str"})
+
+
+def _ann_assign(original: Callable[..., Any]) -> Callable[..., Any]:
+    def visit_AnnAssign(self: Any, node: Any) -> Any:
+        ann = node.annotation
+        if enabled() and isinstance(ann, ast.Name) and ann.id in _ANNOTATION_TYPES and ann.id not in self.lscope \
+                and ann.id not in self.gscope:
+            return None if node.value is None else self.visit_Assign(node)
+        return original(self, node)
+
+    return visit_AnnAssign
+
+
 def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
     config = _compat.autotune_config_class()
     owner, name = _compat.launch_options_hook()
@@ -292,6 +310,7 @@ def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[.
         (_compat.autotuner_class(), "prune_configs", _prune_configs),
         (_compat.autotuner_class(), "__init__", _autotuner_init),
         (owner, name, _pack_args),
+        (_compat.code_generator_class(), "visit_AnnAssign", _ann_assign),
     ]
     cache_hook = _compat.load_cache_modifier_hook()
     if cache_hook is not None:

@@ -121,3 +121,53 @@ def test_triton_36_refuses_blackwell_ops_naming_the_version():
 def test_tmem_on_hopper_still_names_sm100():
     with pytest.raises(triton.compiler.errors.CompilationError, match=r"utlx\.local_alloc: needs Blackwell \(sm_100\)"):
         compile_kernel(_tmem_round_trip, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"M": 128, "N": 64}, "cuda:90")
+
+
+@triton.jit
+def _aliased(x_ptr, y_ptr, SLICES: tl.constexpr):
+    rows = tl.arange(0, 128)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    s_tiles = tlx.local_alloc((128, 128), tl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+    p_tiles = tlx.local_alloc((128, 128 // SLICES), tl.float16, 2 * SLICES, tlx.storage_kind.tmem, reuse=spec)
+    m_tiles = tlx.local_alloc((128, 1), tl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(
+        s_tiles,
+        tlx.reuse_group(tlx.reuse_group(p_tiles, group_size=SLICES), m_tiles,
+                        group_type=tlx.reuse_group_type.distinct),
+        group_type=tlx.reuse_group_type.shared))
+    tlx.local_store(s_tiles[1], tl.zeros((128, 128), tl.float32))
+    tlx.local_store(p_tiles[SLICES + 1], tl.load(x_ptr + rows).to(tl.float16))
+    tlx.local_store(m_tiles[1], tl.zeros((128, 1), tl.float32))
+    tl.store(y_ptr + rows, tlx.local_load(p_tiles[SLICES + 1]).to(tl.float32))
+
+
+def test_reuse_tree_places_members_in_the_spec_columns():
+    from utlx.compiler.nvidia.blackwell import alias
+
+    members = [_FakeAlloc(2, (128, 128), "fp32"), _FakeAlloc(4, (128, 64), "fp16"), _FakeAlloc(2, (128, 1), "fp32")]
+    tree = {"type": "shared", "size": 1, "members": [
+        {"leaf": 0},
+        {"type": "distinct", "size": 1, "members": [{"type": "shared", "size": 2, "members": [{"leaf": 1}]},
+                                                    {"leaf": 2}]}]}
+    assert alias._measure(tree, members) == (2, 128)  # 2 slots of max(128 fp32 cols, 2 x 32 packed fp16 + 1)
+    where: dict = {}
+    alias._place(tree, members, 0, 1, where)
+    assert where == {0: (0, 1), 1: (0, 2), 2: (64, 1)}  # P's two slices side by side, m right after them
+
+
+class _FakeAlloc:
+    """What alias planning reads of a tmem_alloc placeholder."""
+
+    def __init__(self, num: int, shape: tuple[int, int], dtype: str) -> None:
+        self.attrs = {"num": num, "shape": list(shape), "dtype": dtype}
+
+
+@needs_blackwell_tlx
+def test_storage_alias_spec_members_are_views_of_one_tmem_allocation():
+    if not compat.version_at_least(3, 8):
+        pytest.skip("a group_size > 1 member needs its index read back as a constant (Triton 3.8+)")
+    k = compile_kernel(_aliased, {"x_ptr": "*fp16", "y_ptr": "*fp32"}, {"SLICES": 2}, "cuda:100")
+    ttgir = k.asm["ttgir"]
+    assert _count(ttgir, r"ttng\.tmem_alloc") == 1  # the spec's region, every member a view of it
+    assert "ttg.memdesc_reinterpret" in ttgir and "ttng.tmem_subslice" in ttgir
+    assert _count(k.asm["ptx"], r"tcgen05\.st\.") >= 3 and _count(k.asm["ptx"], r"tcgen05\.ld\.") >= 1

@@ -434,15 +434,7 @@ def _lower_buffer_load_to_local(low: Lowering, ph: Placeholder) -> None:
 
 def _defined_by_load(low: Lowering, value: Any, depth: int = 12) -> bool:
     """Does ``value`` depend on a ``tt.load`` (within ``depth`` defining ops)?"""
-    if low.defining_ops is None:
-        low.defining_ops = {}
-
-        def visit(op: Any) -> None:
-            for i in range(op.get_num_results()):
-                low.defining_ops[op.get_result(i).id()] = op
-
-        low.module.walk(visit)
-    op = low.defining_ops.get(value.id())
+    op = low.defining_op(value)
     if op is None or depth == 0:
         return False
     if op.get_name() in ("tt.load", "amdg.buffer_load"):

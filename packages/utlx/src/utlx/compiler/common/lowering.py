@@ -70,6 +70,44 @@ class Lowering:
                                    f"from the buffers allocated outside it ({ph.describe()})")
         return self.real[key]
 
+    def defining_op(self, value: Any) -> Any | None:
+        """The op defining ``value`` (a map of the module built on first use: ops made later are not in it)."""
+        if self.defining_ops is None:
+            self.defining_ops = {}
+
+            def visit(op: Any) -> None:
+                for i in range(op.get_num_results()):
+                    self.defining_ops[op.get_result(i).id()] = op
+
+            self.module.walk(visit)
+        return self.defining_ops.get(value.id())
+
+    def entry_block(self) -> Any:
+        """The kernel function's body block (where values every placeholder can see are made).
+
+        Found by the walk order: children are visited before their parent, so the op visited right before the
+        ``tt.func`` is its body's terminator.
+        """
+        found = self.vendor.get("entry_block")
+        if found is None:
+            last: list[Any] = [None]
+
+            def visit(op: Any) -> None:
+                if op.get_name() == "tt.func" and last[0] is not None and found_block[0] is None:
+                    found_block[0] = last[0].get_block()
+                last[0] = op
+
+            found_block: list[Any] = [None]
+            self.module.walk(visit)
+            found = self.vendor["entry_block"] = found_block[0]
+        return found
+
+    def constant_int(self, value: Any) -> int | None:
+        """``value``'s integer when an ``arith.constant`` defines it (known once the TTIR passes folded it), else
+        None (also where this Triton cannot read constants back: see ``compat.constant_int``)."""
+        op = self.defining_op(value)
+        return None if op is None else compat.constant_int(op)
+
     def fact(self, ph: Placeholder, i: int) -> dict:
         return self.facts.get(ph.handles[i].id(), {})
 

@@ -4,7 +4,8 @@
   layouts match, and descriptors get their layout from that pass, normally run later: run it while the frontend's
   anchor loads still show how each descriptor is used); then the cp.async widths Triton's alignment analysis
   allows, measured on a clone (:mod:`.copy_width`), so that no copy reaches the LLVM lowering too narrow;
-* plan: which ``alloc_barriers`` a later async-proxy fence already covers (:mod:`.init_fence`);
+* plan: which ``alloc_barriers`` a later async-proxy fence already covers (:mod:`.init_fence`), and where the
+  members of each tensor-memory ``storage_alias_spec`` live (:mod:`.blackwell.alias`);
 * after: barriers that retire every warpgroup's wgmma reads of a ring before its bytes are reused (:mod:`.retire`).
 """
 
@@ -19,6 +20,7 @@ from utlx.compiler.common.placeholders import Placeholder
 from utlx.compiler.common.target import target_of
 
 from . import copy_width, init_fence, retire
+from .blackwell import alias
 
 TMA_OPS = ("async_descriptor_load", "async_descriptor_store")
 
@@ -45,6 +47,7 @@ def prepare(module: Any, found: list[Placeholder], arch: str | None) -> tuple[li
 
 def plan(low: Lowering, found: list[Placeholder], copy_layouts: dict) -> None:
     low.unfenced = init_fence.covered_fences(low.module, found)
+    alias.plan(low, found)  # where each member of a tensor-memory storage_alias_spec lives
 
 
 def finish(low: Lowering, probe: bool) -> None:

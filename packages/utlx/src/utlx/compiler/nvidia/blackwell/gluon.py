@@ -51,6 +51,11 @@ def tmem(low: Lowering, ph: Placeholder, i: int, what: str) -> Any:
     fact = low.fact(ph, i)
     if fact.get("storage") != "tmem":
         raise UtlxCompileError(ph.name, f"its {what} is not in tensor memory ({ph.describe()})")
+    return tmem_value(value, fact)
+
+
+def tmem_value(value: Any, fact: dict) -> Any:
+    """``value`` (a TMEM ``ir.value``) with the facts the lowering kept about it, as a Gluon descriptor."""
     # a local_alloc's value is all its buffers ([num, *shape]); a view is one of them
     shape = fact["alloc"] if fact.get("kind") == "buffers" else fact["shape"]
     return compat.blackwell().tensor_memory_descriptor(value, fact["dtype"], list(shape), fact["layout"],

@@ -119,10 +119,32 @@ def _lower_mma(low: Lowering, ph: Placeholder) -> None:
     acc = gluon.tmem(low, ph, 2, "accumulator")
     use_acc, pred = gluon.i1(ph.handles[3]), gluon.i1(ph.handles[4])
     bars = [gluon.Handle(low.handle(ph, 5 + i, "barrier")) for i in range(int(ph.attrs.get("nbars", 0)))]
+    preds = None
     if not bars and not ph.attrs.get("sync", True):
-        raise UtlxCompileError("async_dot", f"force_async needs a barrier to complete on ({ph.describe()})",
-                               hint="pass mBarriers=[bar] (or follow it with tlx.tcgen05_commit(bar))")
-    bw.tcgen05_mma(a, b, acc, use_acc=use_acc, pred=pred, mbarriers=bars or None, _semantic=sem)
+        # force_async: issued asynchronously, its completion tracked by a later tcgen05_commit. Gluon's MMA is
+        # asynchronous when it has barriers, so it gets one whose arrival is predicated off (never arrived on).
+        bars, preds = [gluon.Handle(_null_barrier(low))], [low.builder.get_int1(False)]
+    bw.tcgen05_mma(a, b, acc, use_acc=use_acc, pred=pred, mbarriers=bars or None,
+                   mbarrier_preds=[gluon.i1(p) for p in preds] if preds else None, _semantic=sem)
+
+
+def _null_barrier(low: Lowering) -> Any:
+    """One mbarrier per kernel that is never initialised, arrived on or waited for (made at the kernel's start)."""
+    bar = low.vendor.get("null_barrier")
+    if bar is None:
+        from triton.experimental.gluon import language as ttgl
+
+        from utlx import compat
+        from utlx.compiler.common import layouts
+
+        gb = low.builder
+        here = gb.get_insertion_point()
+        gb.set_insertion_point_to_start(low.entry_block())
+        layout = ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+        bar = compat.create_local_alloc(gb, layouts.memdesc_type(tl.int64, [1], layout, [1]).to_ir(gb))
+        gb.restore_insertion_point(here)
+        low.vendor["null_barrier"] = bar
+    return bar
 
 
 def _lower_commit(low: Lowering, ph: Placeholder) -> None:

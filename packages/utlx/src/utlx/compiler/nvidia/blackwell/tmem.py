@@ -89,7 +89,10 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
                                f"{TMEM_COLUMNS}", target=target.name, hint="allocate fewer or narrower buffers")
     base = _c(reuse)
     handles = []
-    if base is not None:
+    spec = False
+    if isinstance(base, values.Handle) and base.type.kind == "alias_spec":
+        handles, spec = [base.handle], True
+    elif base is not None:
         if not is_tmem(base) or not isinstance(base, values.SharedBuffers):
             raise UtlxCompileError(op, f"'reuse' of a tensor-memory allocation must be another TMEM local_alloc, got "
                                    f"{_show(base)}", target=target.name)
@@ -99,7 +102,8 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any =
                                    f"{base_cols} of the allocation they reuse ({base.type.num} x "
                                    f"{list(base.shape)} x {base.dtype})", target=target.name)
         handles = [base.handle]
-    attrs: dict[str, Any] = {"shape": shape_l, "dtype": str(dtype), "num": n, "reuse": bool(handles)}
+    attrs: dict[str, Any] = {"shape": shape_l, "dtype": str(dtype), "num": n, "reuse": bool(handles) and not spec,
+                             "spec": spec}
     lay = _c(layout)
     if lay is not None:
         block_m, block_n = getattr(lay, "blockM", None), getattr(lay, "blockN", None)
@@ -124,7 +128,8 @@ def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) ->
         raise UtlxCompileError(op, f"buffer index {idx_c} is out of range for {bufs.type.num} buffers",
                                hint=f"valid indices are 0..{bufs.type.num - 1}")
     idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
-    h = placeholders.emit(_semantic, "tmem_view", {}, handles=[bufs.handle, idx], pure=True)
+    static = idx_c if isinstance(idx_c, int) and not isinstance(idx_c, bool) else None
+    h = placeholders.emit(_semantic, "tmem_view", {"index": static}, handles=[bufs.handle, idx], pure=True)
     return values.make("view", h, shape=bufs.shape, dtype=bufs.dtype, num=1, storage="tmem")
 
 
@@ -243,6 +248,17 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     layout = default_layout(shape, dtype, a)
     full = [a["num"], *shape]
+    if a.get("spec"):  # a member of a storage_alias_spec: its buffers are views of the spec's region (alias.py)
+        place = low.vendor.get("tmem_alias", {}).get(ph.result.id())
+        if place is None:
+            raise UtlxCompileError("local_alloc", f"this allocation of a storage_alias_spec is in no reuse tree: "
+                                   f"name it in spec.set_buffer_overlap(...) ({ph.describe()})")
+        region = low.handle(ph, 0, "storage_alias_spec")
+        low.real[ph.result.id()] = region
+        low.facts[ph.result.id()] = {"dtype": dtype, "shape": shape, "layout": layout, "alloc": full,
+                                     "kind": "buffers", "storage": "tmem", "alias": place, "region": region,
+                                     "region_fact": low.fact(ph, 0), "root": low.fact(ph, 0).get("root")}
+        return
     if a.get("reuse"):  # the same TMEM columns as the allocation it reuses, seen as other buffers
         base = gluon.tmem(low, ph, 0, "reused allocation")
         desc = base._reinterpret(dtype, full, layout, _semantic=gluon.semantic(low))
@@ -256,6 +272,17 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
 
 
 def _lower_view(low: Lowering, ph: Placeholder) -> None:
+    f = low.fact(ph, 0)
+    if "alias" in f:
+        from .alias import member_view
+
+        index = ph.attrs.get("index")
+        if index is None:  # a value the TTIR passes may have folded (a replica id passed to a helper, say)
+            index = low.constant_int(ph.handles[1])
+        view, fact = member_view(low, ph, f, index if index is not None else ph.handles[1])
+        low.real[ph.result.id()] = view.handle
+        low.facts[ph.result.id()] = fact
+        return
     bufs = gluon.tmem(low, ph, 0, "buffer argument")
     view = bufs.index(gluon.i32(ph.handles[1]), _semantic=gluon.semantic(low))
     f = low.fact(ph, 0)
