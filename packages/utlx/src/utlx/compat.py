@@ -291,6 +291,12 @@ def tmem_reg_layout(dtype: Any, shape: list[int], alloc_shape: list[int], layout
     return bw.get_tmem_reg_layout(dtype, list(shape), layout, num_warps)
 
 
+def tmem_reinterpret(desc: Any, dtype: Any, shape: list[int], layout: Any, semantic: Any) -> Any:
+    """A TMEM descriptor's columns seen with another type, shape and layout (``_reinterpret`` before 3.9)."""
+    method = getattr(desc, "reinterpret", None) or desc._reinterpret
+    return method(dtype, list(shape), layout, _semantic=semantic)
+
+
 #: Cluster launch control (``clusterlaunchcontrol.try_cancel``) has Gluon ops from Triton 3.8.
 HAS_CLC = version_at_least(3, 8)
 

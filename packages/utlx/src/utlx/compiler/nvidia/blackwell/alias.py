@@ -209,16 +209,16 @@ def member_view(low: Lowering, ph: Placeholder, fact: dict, index: Any) -> tuple
     rows = shape[0]
     if isinstance(index, int):
         col = (index // place.group) * place.slot_cols + place.offset + (index % place.group) * place.cols
-        wide = region._reinterpret(dtype, [rows, region.shape[1] * per_col],
-                                   compat.tmem_layout((min(rows, 128), region.shape[1] * per_col), 1), _semantic=sem)
+        wide = compat.tmem_reinterpret(region, dtype, [rows, region.shape[1] * per_col],
+                                       compat.tmem_layout((min(rows, 128), region.shape[1] * per_col), 1), sem)
         view = wide.slice(col * per_col, shape[1], _semantic=sem)
     else:
         if place.group != 1:
             raise UtlxCompileError("local_view", f"a buffer of a storage_alias_spec member grouped by "
                                    f"group_size={place.group} needs a compile-time index ({ph.describe()})")
         slot_n = place.slot_cols * per_col
-        stacked = region._reinterpret(dtype, [place.slots, rows, slot_n],
-                                      compat.tmem_layout((min(rows, 128), slot_n), 1), _semantic=sem)
+        stacked = compat.tmem_reinterpret(region, dtype, [place.slots, rows, slot_n],
+                                          compat.tmem_layout((min(rows, 128), slot_n), 1), sem)
         row = stacked.index(gluon.i32(index), _semantic=sem)
         view = row.slice(place.offset * per_col, shape[1], _semantic=sem)
     out = {"dtype": dtype, "shape": list(view.shape), "layout": view.layout, "alloc": list(view.type.alloc_shape),

@@ -261,7 +261,7 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
         return
     if a.get("reuse"):  # the same TMEM columns as the allocation it reuses, seen as other buffers
         base = gluon.tmem(low, ph, 0, "reused allocation")
-        desc = base._reinterpret(dtype, full, layout, _semantic=gluon.semantic(low))
+        desc = compat.tmem_reinterpret(base, dtype, full, layout, gluon.semantic(low))
         root = low.fact(ph, 0).get("root")
     else:
         desc = compat.blackwell().allocate_tensor_memory(dtype, full, layout, _semantic=gluon.semantic(low))
@@ -299,11 +299,13 @@ def _lower_slice(low: Lowering, ph: Placeholder) -> None:
 
 
 def _lower_reinterpret(low: Lowering, ph: Placeholder) -> None:
+    from utlx import compat
+
     view = gluon.tmem(low, ph, 0, "buffer argument")
     dtype, shape = dtype_of_name(ph.attrs["dtype"]), list(ph.attrs["shape"])
     layout = default_layout(shape, dtype, {"block": [view.layout.block[0], shape[1]],
                                            "col_stride": view.layout.col_stride})
-    new = view._reinterpret(dtype, shape, layout, _semantic=gluon.semantic(low))
+    new = compat.tmem_reinterpret(view, dtype, shape, layout, gluon.semantic(low))
     low.real[ph.result.id()] = new.handle
     low.facts[ph.result.id()] = {**low.fact(ph, 0), "dtype": dtype, "shape": shape, "layout": layout,
                                  "alloc": list(shape), "kind": "view"}
