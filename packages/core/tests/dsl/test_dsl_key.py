@@ -72,3 +72,39 @@ def test_the_language_pass_carries_the_key_into_copies():
     assert lang.active_in([pipeline])
     with pytest.raises(Exception, match="add passes before the language's pipeline is built"):
         lang.insert_after("tritongpu-coalesce", lambda module, ctx: None)
+
+
+HELPER_LANGUAGE = '''
+from tritonx import dsl
+import {helper}
+
+lang = dsl.Language("helped_{n}")
+
+
+@lang.op
+def scaled(x: dsl.Tensor()):
+    """x times the helper's factor."""
+
+
+@scaled.emit("*")
+def _(ctx, x):
+    return {helper}.scale(ctx, x)
+'''
+
+
+def test_a_helper_the_implementation_calls_is_in_the_key_without_add_source(tmp_path, monkeypatch):
+    """Issue 28 item 1 for level 3: an op implementation calling a helper in another module is keyed by it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "dsl_key_helper.py").write_text("def scale(ctx, x):\n    return x * 2\n")
+    (tmp_path / "helped_4.py").write_text(HELPER_LANGUAGE.format(n=4, helper="dsl_key_helper"))
+
+    def key() -> str:
+        for name in ("dsl_key_helper", "helped_4"):
+            sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        return importlib.import_module("helped_4").lang.cache_key()
+
+    first = key()
+    assert key() == first
+    (tmp_path / "dsl_key_helper.py").write_text("def scale(ctx, x):\n    return x * 3  # another factor\n")
+    assert key() != first  # the helper's source is in no file the op's functions were defined in

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DslError
-from ..model.keyed import CustomPass
+from ..model.keyed import CustomPass, callable_key
 from ..model.pipeline import Pipeline
 from ..model.plugin import Plugin
 from . import lowering as _lowering
@@ -61,7 +61,8 @@ class Language:
         version: part of the cache key.
         description: shown by ``tritonx plugins`` for :meth:`plugin`.
         cache_key: the key itself (a string or a zero-argument callable). By default it is derived from the
-            source files that define the ops and their implementations, so any edit there is a new key.
+            source files that define the ops and their implementations and from the code those implementations
+            reach (helpers in other modules: ``tritonx.model.code_reach``), so any edit there is a new key.
         lowering: ``fn(module, placeholders, ctx: ModuleContext)`` lowering every TTGIR placeholder of the
             language at once, for languages whose ops share state (buffers, barriers); by default each
             op's ``@op.lower`` runs on its own placeholders.
@@ -182,6 +183,8 @@ class Language:
                 src = _source_file(fn)
                 if src is not None:
                     files.add(src)
+                # what the implementation reaches (helpers in other modules too), as Python passes are keyed
+                h.update(callable_key(fn).encode())
         for path in sorted(files):
             h.update(path.name.encode())
             try:
