@@ -280,6 +280,12 @@ def tmem_layout(block: tuple[int, int], col_stride: int, two_ctas: bool = False)
     return bw.TensorMemoryLayout(tuple(block), col_stride, None, two_ctas)
 
 
+def tmem_scales_layout() -> Any:
+    """``TensorMemoryScalesLayout`` of one CTA: ``cta_split_num`` on 3.6/3.7, ``cga_layout`` from 3.8."""
+    bw = blackwell()
+    return bw.TensorMemoryScalesLayout([]) if version_at_least(3, 8) else bw.TensorMemoryScalesLayout(None)
+
+
 def tmem_reg_layout(dtype: Any, shape: list[int], alloc_shape: list[int], layout: Any, num_warps: int) -> Any:
     """The register layout ``tcgen05.ld``/``st`` of a TMEM descriptor use (its ``32x32b`` form): a function of
     (dtype, shape, layout, warps) on 3.6/3.7, a method of the descriptor type (which also takes the allocation

@@ -171,3 +171,43 @@ def test_storage_alias_spec_members_are_views_of_one_tmem_allocation():
     assert _count(ttgir, r"ttng\.tmem_alloc") == 1  # the spec's region, every member a view of it
     assert "ttg.memdesc_reinterpret" in ttgir and "ttng.tmem_subslice" in ttgir
     assert _count(k.asm["ptx"], r"tcgen05\.st\.") >= 3 and _count(k.asm["ptx"], r"tcgen05\.ld\.") >= 1
+
+
+@triton.jit
+def _scaled_mma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, SCALES_IN_SMEM: tl.constexpr):
+    offs = tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :]
+    sflat = tl.arange(0, 512)
+    a = tlx.local_alloc((128, 128), tl.float8e4nv, 1)
+    b = tlx.local_alloc((128, 128), tl.float8e4nv, 1)  # [N, K]: fed as its transpose
+    sa = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
+    sb = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
+    tlx.local_store(a[0], tl.load(a_ptr + offs))
+    tlx.local_store(b[0], tl.load(b_ptr + offs))
+    tlx.local_store(sa[0], tl.load(sa_ptr + sflat).reshape(1, 1, 1, 2, 256))
+    tlx.local_store(sb[0], tl.load(sb_ptr + sflat).reshape(1, 1, 1, 2, 256))
+    tlx.fence_async_shared()
+    acc = tlx.local_alloc((128, 128), tl.float32, 1, tlx.storage_kind.tmem)
+    done = tlx.alloc_barriers(1)
+    if SCALES_IN_SMEM:
+        tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[0], sa[0], "e4m3", sb[0], "e4m3", use_acc=False,
+                             mBarriers=[done[0]])
+    else:
+        sa_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
+        sb_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
+        tlx.tmem_copy(sa[0], sa_t[0])
+        tlx.tmem_copy(sb[0], sb_t[0])
+        tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[0], sa_t[0], "e4m3", sb_t[0], "e4m3", use_acc=False,
+                             mBarriers=[done[0]])
+    tlx.barrier_wait(done[0], 0)
+    tl.store(c_ptr + offs, tlx.local_load(acc[0]))
+
+
+@needs_blackwell_tlx
+@pytest.mark.parametrize("in_smem", [False, True], ids=["tmem_copy", "scales_in_smem"])
+def test_async_dot_scaled_is_a_block_scaled_tcgen05_mma(in_smem):
+    k = compile_kernel(_scaled_mma, {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "sa_ptr": "*u8", "sb_ptr": "*u8",
+                                     "c_ptr": "*fp32"}, {"SCALES_IN_SMEM": in_smem}, "cuda:100")
+    ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
+    assert "ttng.tc_gen5_mma_scaled" in ttgir and _count(ttgir, r"ttng\.tmem_copy") == 2
+    assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale", ptx)
+    assert _count(ptx, r"tcgen05\.cp\.cta_group::1") >= 2

@@ -43,6 +43,11 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
                 root[rid] = src
             continue
         uses: list[tuple[int, str]] = []
+        if ph.attrs.get("scale_handles"):  # block-scale factors tcgen05.cp reads: unswizzled, whoever else uses them
+            for i in ph.attrs["scale_handles"]:
+                src = root.get(ph.handles[i].id())
+                if src is not None:
+                    roles[src] = "scales"
         if ph.name == "async_dot":
             n_ops = 1 if ph.attrs.get("a_reg") else 2
             uses = [(h.id(), "mma") for h in ph.handles[:n_ops]]
@@ -61,7 +66,7 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
                 continue
             # wgmma/TMA need NVMMA layouts and direct-to-LDS copies an unswizzled one; they win over the
             # register-path preference.
-            if roles.get(src) in ("mma", "tma", "async"):
+            if roles.get(src) in ("mma", "tma", "async", "scales"):
                 continue
             roles[src] = role
     return roles
@@ -99,6 +104,8 @@ def shared_layout(role: str, shape: list[int], dtype: Any, target: str, order: l
         if order is None or sorted(order) != list(range(rank)):
             order = list(range(rank - 1, -1, -1))
         return ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=list(order))
+    if role == "scales":  # Triton's default for a TMA block (what the descriptor gets): unswizzled for scale blocks
+        return ttgl.NVMMASharedLayout.get_default_for(list(shape), dtype)
     if role in ("mma", "tma") and rank >= 2:
         return ttgl.NVMMASharedLayout(swizzle_byte_width=_nvmma_swizzle(shape, bits), element_bitwidth=bits,
                                       rank=rank)

@@ -270,9 +270,11 @@ def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placehold
     captures = [v for v in caps.values() if v.id() not in remat]
     for v in captures:
         if _is_tensor(v):
+            maker = next((op.get_name() for op in ops for i in range(op.get_num_results())
+                          if op.get_result(i).id() == v.id()), "a block argument")
             raise UtlxCompileError("async_task", "a non-default task uses a tensor computed outside it "
-                                   f"({str(v.get_type())[:80]}); compute it inside the task (only scalars, "
-                                   f"descriptors and TLX buffers/barriers can be shared) ({end.describe()})")
+                                   f"({str(v.get_type())[:80]}, made by {maker}); compute it inside the task (only "
+                                   f"scalars, descriptors and TLX buffers/barriers can be shared) ({end.describe()})")
     regs = _registers(workers)
     v_by_id = caps
 

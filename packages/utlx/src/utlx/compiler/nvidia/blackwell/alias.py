@@ -187,7 +187,7 @@ def _lower_spec(low: Lowering, ph: Placeholder) -> None:
     slots, slot_cols = size
     rows = low.vendor.get("tmem_alias_rows", {}).get(ph.result.id(), 128)
     total = slots * slot_cols
-    layout = compat.tmem_layout((min(rows, 128), total), 1)
+    layout = _layout(tl.float32, rows, total)
     region = compat.blackwell().allocate_tensor_memory(tl.float32, [rows, total], layout, _semantic=gluon.semantic(low))
     low.real[ph.result.id()] = region.handle
     low.facts[ph.result.id()] = {"dtype": tl.float32, "shape": [rows, total], "layout": layout, "alloc": [rows, total],
@@ -204,26 +204,39 @@ def member_view(low: Lowering, ph: Placeholder, fact: dict, index: Any) -> tuple
     place: Placement = fact["alias"]
     region = gluon.tmem_value(fact["region"], fact["region_fact"])
     dtype, shape = fact["dtype"], list(fact["shape"])
+    if dtype in (tl.uint8, tl.int8):
+        raise UtlxCompileError("local_view", f"a block-scales buffer (uint8/int8) that shares a storage_alias_spec is "
+                               f"not compiled by utlx yet: TMEM's scales layout cannot view another buffer's columns "
+                               f"({ph.describe()})", hint="allocate the scales buffers outside the spec")
     per_col = max(1, 32 // dtype.primitive_bitwidth)  # elements of this type in one 32-bit column (packed)
     sem = gluon.semantic(low)
     rows = shape[0]
     if isinstance(index, int):
         col = (index // place.group) * place.slot_cols + place.offset + (index % place.group) * place.cols
-        wide = compat.tmem_reinterpret(region, dtype, [rows, region.shape[1] * per_col],
-                                       compat.tmem_layout((min(rows, 128), region.shape[1] * per_col), 1), sem)
+        wide_n = region.shape[1] * per_col
+        wide = compat.tmem_reinterpret(region, dtype, [rows, wide_n], _layout(dtype, rows, wide_n), sem)
         view = wide.slice(col * per_col, shape[1], _semantic=sem)
     else:
         if place.group != 1:
             raise UtlxCompileError("local_view", f"a buffer of a storage_alias_spec member grouped by "
                                    f"group_size={place.group} needs a compile-time index ({ph.describe()})")
         slot_n = place.slot_cols * per_col
-        stacked = compat.tmem_reinterpret(region, dtype, [place.slots, rows, slot_n],
-                                          compat.tmem_layout((min(rows, 128), slot_n), 1), sem)
+        stacked = compat.tmem_reinterpret(region, dtype, [place.slots, rows, slot_n], _layout(dtype, rows, slot_n), sem)
         row = stacked.index(gluon.i32(index), _semantic=sem)
         view = row.slice(place.offset * per_col, shape[1], _semantic=sem)
     out = {"dtype": dtype, "shape": list(view.shape), "layout": view.layout, "alloc": list(view.type.alloc_shape),
            "kind": "view", "storage": "tmem", "root": fact["root"]}
     return view, out
+
+
+def _layout(dtype: Any, rows: int, columns: int) -> Any:
+    """The TMEM layout a member's view of the region has: scales for 8-bit integers, else blocks of at most
+    128 rows x 256 elements (the largest TMEM block Triton's layouts take), packed."""
+    from utlx import compat
+
+    if dtype in (tl.uint8, tl.int8):
+        return compat.tmem_scales_layout()
+    return compat.tmem_layout((min(rows, 128), min(columns, 256)), 1)
 
 
 register_lowering("tmem_alias_spec")(_lower_spec)

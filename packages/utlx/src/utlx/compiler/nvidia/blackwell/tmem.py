@@ -237,6 +237,8 @@ def default_layout(shape: list[int], dtype: Any, attrs: dict[str, Any]) -> Any:
     """The TMEM layout of a buffer: the kernel's ``tensor_memory_layout_encoding``, else TLX's default."""
     from utlx import compat
 
+    if dtype in (tl.uint8, tl.int8):  # block-scale factors: TMEM's scales layout (TLX: 8-bit integers)
+        return compat.tmem_scales_layout()
     block = attrs.get("block") or [min(shape[0], 128), shape[1]]
     return compat.tmem_layout((int(block[0]), int(block[1])), int(attrs.get("col_stride", 1)))
 
@@ -263,6 +265,15 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
         base = gluon.tmem(low, ph, 0, "reused allocation")
         desc = compat.tmem_reinterpret(base, dtype, full, layout, gluon.semantic(low))
         root = low.fact(ph, 0).get("root")
+    elif dtype in (tl.uint8, tl.int8):
+        # Scales buffers cannot be multi-buffered in TMEM (Gluon: "Scales don't currently support multibuffering"):
+        # the buffers sit side by side in one [rows, num * cols] allocation, a view is a column slice of it.
+        wide = [shape[0], a["num"] * shape[1]]
+        desc = compat.blackwell().allocate_tensor_memory(dtype, wide, layout, _semantic=gluon.semantic(low))
+        low.real[ph.result.id()] = desc.handle
+        low.facts[ph.result.id()] = {"dtype": dtype, "shape": wide, "layout": layout, "alloc": wide, "kind": "view",
+                                     "storage": "tmem", "root": desc.handle, "scales_of": list(shape)}
+        return
     else:
         desc = compat.blackwell().allocate_tensor_memory(dtype, full, layout, _semantic=gluon.semantic(low))
         root = desc.handle
@@ -273,6 +284,9 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
 
 def _lower_view(low: Lowering, ph: Placeholder) -> None:
     f = low.fact(ph, 0)
+    if "scales_of" in f:
+        _lower_scales_view(low, ph, f)
+        return
     if "alias" in f:
         from .alias import member_view
 
@@ -288,6 +302,25 @@ def _lower_view(low: Lowering, ph: Placeholder) -> None:
     f = low.fact(ph, 0)
     low.real[ph.result.id()] = view.handle
     low.facts[ph.result.id()] = {**f, "alloc": list(view.type.alloc_shape), "kind": "view", "layout": view.layout}
+
+
+def _lower_scales_view(low: Lowering, ph: Placeholder, f: dict) -> None:
+    rows, cols = f["scales_of"]
+    index = ph.attrs.get("index")
+    if index is None:
+        index = low.constant_int(ph.handles[1])
+    if index is None:
+        if f["shape"][1] == cols:  # one buffer: every index is 0
+            index = 0
+        else:
+            raise UtlxCompileError("local_view", f"a tensor-memory scales buffer of several buffers needs an index "
+                                   f"known at compile time (TMEM scales cannot be multi-buffered) ({ph.describe()})")
+    wide = gluon.tmem(low, ph, 0, "buffer argument")
+    view = wide if f["shape"][1] == cols else wide.slice(int(index) * cols, cols, _semantic=gluon.semantic(low))
+    low.real[ph.result.id()] = view.handle
+    low.facts[ph.result.id()] = {**f, "shape": [rows, cols], "layout": view.layout,
+                                 "alloc": list(view.type.alloc_shape), "kind": "view", "scales_of": None}
+    low.facts[ph.result.id()].pop("scales_of")
 
 
 def _lower_slice(low: Lowering, ph: Placeholder) -> None:
