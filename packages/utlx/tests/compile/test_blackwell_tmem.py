@@ -15,6 +15,12 @@ import triton
 import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
+from triton.language.extra.cuda.inline_ptx_lib import (  # the fork's path
+    _fma_f32x2,
+    _mul_f32x2,
+    _sub_f32x2,
+    tanh_approx_fp32,
+)
 from utlx import compat
 
 needs_blackwell_tlx = pytest.mark.skipif(not compat.BLACKWELL_TLX,
@@ -211,3 +217,23 @@ def test_async_dot_scaled_is_a_block_scaled_tcgen05_mma(in_smem):
     assert "ttng.tc_gen5_mma_scaled" in ttgir and _count(ttgir, r"ttng\.tmem_copy") == 2
     assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale", ptx)
     assert _count(ptx, r"tcgen05\.cp\.cta_group::1") >= 2
+
+
+@triton.jit
+def _packed_math(x_ptr, y_ptr):
+    offs = tl.arange(0, 128)
+    x = tl.load(x_ptr + offs)
+    y = _fma_f32x2(_mul_f32x2(x, x), _sub_f32x2(x, 1.0), tanh_approx_fp32(x))
+    tl.store(y_ptr + offs, y)
+
+
+def test_the_forks_inline_ptx_lib_is_packed_f32x2_ptx():
+    import importlib
+
+    lib = importlib.import_module("triton.language.extra.cuda.inline_ptx_lib")
+    assert lib._mul_f32x2 is tlx.language.inline_ptx_lib._mul_f32x2
+    ptx = compile_kernel(_packed_math, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {}, "cuda:100").asm["ptx"]
+    for instr in ("mul.rn.f32x2", "sub.rn.f32x2", "fma.rn.f32x2", "tanh.approx.f32"):
+        assert instr in ptx, instr
+    with pytest.raises(triton.compiler.errors.CompilationError, match=r"utlx\._mul_f32x2: has no implementation"):
+        compile_kernel(_packed_math, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {}, "cuda:90")

@@ -6,7 +6,16 @@ classes with TLX's type classes (``isinstance(buf, tlx.buffered_tensor)`` holds 
 :func:`install` hooks them into the interpreter (``import utlx`` calls it).
 """
 
-from utlx.interpreter import ops_amd, ops_barrier, ops_blackwell, ops_mem, ops_mma, ops_util, tasks  # noqa: F401
+from utlx.interpreter import (  # noqa: F401
+    ops_amd,
+    ops_barrier,
+    ops_blackwell,
+    ops_fork_cuda,
+    ops_mem,
+    ops_mma,
+    ops_util,
+    tasks,
+)
 from utlx.interpreter.barriers import Barrier, BarrierArray
 from utlx.interpreter.errors import UtlxDeadlockError, UtlxHazardError, UtlxInterpreterError
 from utlx.interpreter.hooks import install, installed

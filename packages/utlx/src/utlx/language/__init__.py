@@ -6,7 +6,11 @@ The submodules mirror the modules of Meta's ``triton.language.extra.tlx`` packag
 ``triton.language.extra.tlx.<module>`` onto one of them.
 """
 
-from utlx.language import types  # noqa: F401  (utlx.language.types, as tlx.types)
+from utlx.language import (  # noqa: F401  (the fork's modules outside tlx)
+    inline_ptx_lib,
+    subtile_ops,
+    types,
+)
 from utlx.language._dispatch import (
     UtlxDispatchError,
     dispatch,

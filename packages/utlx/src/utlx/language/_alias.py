@@ -42,6 +42,13 @@ TLX_SUBMODULES: dict[str, str] = {
     "warp_spec": "utlx.language.warp_spec",
 }
 
+#: Modules of Meta's fork outside ``tlx`` that its TLX tutorials import -> the utlx module standing in for each.
+#: Answered only while the alias is utlx and after every other finder failed (a real module wins).
+FORK_MODULES: dict[str, str] = {
+    "triton.language.extra.cuda.inline_ptx_lib": "utlx.language.inline_ptx_lib",
+    "triton.language.extra.subtile_ops": "utlx.language.subtile_ops",
+}
+
 #: Submodules also bound as attributes of the alias (``tlx.barrier``), as importing Meta's package binds them.
 #: ``compiler`` and ``warp_spec`` are only reachable by importing them, as there.
 ATTRIBUTE_SUBMODULES = tuple(name for name in TLX_SUBMODULES if name not in ("compiler", "warp_spec"))
@@ -101,6 +108,24 @@ class TlxSubmoduleFinder(importlib.abc.MetaPathFinder):
                                               is_package=hasattr(real, "__path__"))
 
 
+class ForkModuleFinder(importlib.abc.MetaPathFinder):
+    """Answers the fork-only modules of :data:`FORK_MODULES` (placed at the END of ``sys.meta_path``)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        name = FORK_MODULES.get(fullname)
+        if name is None:
+            return None
+        if ALIAS not in sys.modules:
+            # Resolve the alias first: a real ``tlx`` (Meta's fork) that ships these modules wins over utlx.
+            try:
+                importlib.import_module(ALIAS)
+            except ImportError:
+                return None
+        if not alias_is_utlx():
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(name), origin=f"alias of {name}")
+
+
 def bind_submodules(module: ModuleType) -> None:
     """Bind ``tlx.barrier``, ``tlx.mem_ops``, ... on the alias target, as Meta's package has them."""
     for name in ATTRIBUTE_SUBMODULES:
@@ -114,7 +139,10 @@ def install() -> None:
     _install_top_level()
     if not any(isinstance(f, TlxSubmoduleFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TlxSubmoduleFinder())
+    if not any(isinstance(f, ForkModuleFinder) for f in sys.meta_path):
+        sys.meta_path.append(ForkModuleFinder())
 
 
-__all__ = ["ALIAS", "TARGET", "TLX_SUBMODULES", "TlxAliasFinder", "TlxSubmoduleFinder", "alias_is_utlx",
+__all__ = ["ALIAS", "FORK_MODULES", "TARGET", "TLX_SUBMODULES", "ForkModuleFinder", "TlxAliasFinder",
+           "TlxSubmoduleFinder", "alias_is_utlx",
            "bind_submodules", "install", "target_of"]
