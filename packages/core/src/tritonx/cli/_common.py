@@ -45,8 +45,8 @@ class CompilerFailure(TritonxError):
 
 
 def fail(command: str, message: str, code: int = 1) -> NoReturn:
-    """Print ``tritonx COMMAND: error: MESSAGE`` on stderr and exit with ``code``."""
-    typer.echo(f"tritonx {command}: error: {message}", err=True)
+    """Print ``tritonx COMMAND: error: MESSAGE`` on stderr (``tritonx: error:`` without one) and exit with ``code``."""
+    typer.echo(f"tritonx{' ' + command if command else ''}: error: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -77,8 +77,8 @@ def user_errors(command: str) -> Callable[[F], F]:
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except (typer.Exit, typer.Abort, KeyboardInterrupt):
-                raise
+            except (typer.Exit, typer.Abort, KeyboardInterrupt, BrokenPipeError):
+                raise  # a closed stdout is the reader's choice, handled once at the entry point (cli.pipes)
             except Exception as exc:
                 if DEBUG:
                     raise

@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from ._common import emit_json, user_errors
 from .output import Grid, console, print_grid
+from .pipes import planned_exit
 from .plugins_cmd import broken_entries, describe_plugin
 
 
@@ -124,11 +125,12 @@ def register(app: typer.Typer) -> None:
         Exits 1 when a plugin is broken or incompatible with this Triton (the reason is listed).
         """
         report = collect()
+        found = problems(report)
+        planned_exit(1 if found else 0)  # `tritonx doctor | grep -q ...` still says whether doctor passed
         if as_json:
-            emit_json({**report, "problems": problems(report)})
+            emit_json({**report, "problems": found})
         else:
             _print_report(report)
-        found = problems(report)
         if found:
             typer.echo(f"tritonx doctor: error: {'; '.join(found)}", err=True)
             raise typer.Exit(1)
