@@ -46,3 +46,59 @@ def test_tritonx_debug_1_shows_the_traceback(cli, add_file):
                                env={"TRITONX_DEBUG": "1"})
     assert result.exit_code == 1
     assert result.exception is not None and not isinstance(result.exception, SystemExit)
+
+
+# ------------------------------------------------------------------------------------------------
+# --target: checked against the archs the installed backend knows, before anything compiles
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """Where ``tempfile`` puts files during the test (Triton's ptxas inputs among them)."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("target", ["cuda:999", "cuda:0", "cuda:101"])
+def test_unknown_cuda_arch_is_refused_with_the_known_ones(cli, add_file, private_tmp, target):
+    from tritonx.cli.targets import cuda_capabilities
+
+    known = cuda_capabilities()
+    assert known and 90 in known and 80 in known and 100 in known  # asked of the installed ptxas
+    arch = target.split(":")[1]
+    err = one_line_error(cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128",
+                             "--target", target),
+                         f"--target {target}", f"compute capability {arch}", "known: " + ", ".join(map(str, known)))
+    assert "ptxas fatal" not in err and "Repro command" not in err
+    assert list(private_tmp.iterdir()) == []  # no .ptx / .log left behind
+    one_line_error(cli("pipeline", "--target", target), f"--target {target}", "known: ")
+
+
+def test_known_cuda_archs_compile(cli, add_file):
+    """The ends of the list and the first arch of the second ptxas (sm_100) really compile."""
+    from tritonx.cli.targets import cuda_capabilities
+
+    known = cuda_capabilities()
+    for cap in sorted({known[0], 100, known[-1]}):
+        data = cli.json("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128",
+                        "--target", f"cuda:{cap}", "--stage", "ptx")
+        assert f".target sm_{cap}" in data["ir"] and "cubin" in data["stages"]
+
+
+def test_unknown_hip_arch_is_refused_with_the_known_ones(cli, add_file):
+    err = one_line_error(cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128",
+                             "--target", "hip:gfx000"), "--target hip:gfx000", "unknown AMD arch 'gfx000'",
+                         "gfx942", "gfx90a", "gfx1100")
+    assert "PassManager" not in err
+
+
+def test_failed_ptxas_leaves_no_temp_file_and_is_ptxas_own_line(cli, add_file, private_tmp):
+    result = cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128",
+                 "-o", "ptx_options=--no-such-ptxas-flag")
+    one_line_error(result, "ptxas refused the kernel", "no-such-ptxas-flag")
+    assert "Repro command" not in result.stderr
+    assert list(private_tmp.iterdir()) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import io
 import json
 import os
 import sys
@@ -63,6 +64,13 @@ def _compilation_error_line(exc: BaseException) -> str:
     return f"Triton could not compile the kernel{where}: {message}"
 
 
+def _ptxas_error_line(exc: BaseException) -> str:
+    """Triton's ``PTXASError`` (a heading, ptxas's stderr, a repro command naming temp files) as ptxas's own words."""
+    text = str(exc)
+    said = text.split("`ptxas` stderr:", 1)[1].split("Repro command:", 1)[0] if "`ptxas` stderr:" in text else text
+    return f"ptxas refused the kernel: {' '.join(said.split()) or _one_line(exc)}"
+
+
 def user_errors(command: str) -> Callable[[F], F]:
     """Every failure of a command becomes one or two lines on stderr and exit 1; ``--debug`` shows tracebacks.
 
@@ -93,6 +101,8 @@ def describe_error(exc: BaseException, command: str) -> str:
     """The one or two lines that stand for ``exc`` in a command's error message."""
     if _is_triton_compile_error(exc):
         return _compilation_error_line(exc)
+    if type(exc).__name__ == "PTXASError":
+        return _ptxas_error_line(exc)
     if isinstance(exc, KeyError) and not isinstance(exc, TritonxError):
         return str(exc.args[0]) if exc.args else "KeyError"
     if isinstance(exc, (TritonxError, ValueError, FileNotFoundError)):
@@ -129,12 +139,15 @@ def compiler_output(what: str) -> Iterator[None]:
     except OSError:  # no real descriptors (embedded interpreter): nothing to hold back
         yield
         return
+    # Python-level prints (Triton's ptxas failure report) are held too, also where sys.stdout is no fd 1
+    py_held = io.StringIO()
     with tempfile.TemporaryFile() as held:
         os.dup2(held.fileno(), 1)
         os.dup2(held.fileno(), 2)
         failed: BaseException | None = None
         try:
-            yield
+            with contextlib.redirect_stdout(py_held), contextlib.redirect_stderr(py_held):
+                yield
         except BaseException as exc:
             failed = exc
         finally:
@@ -146,7 +159,7 @@ def compiler_output(what: str) -> Iterator[None]:
             os.close(saved[0])
             os.close(saved[1])
             held.seek(0)
-            text = held.read().decode(errors="replace")
+            text = held.read().decode(errors="replace") + py_held.getvalue()
         if failed is None:
             if text:
                 sys.stderr.write(text)
@@ -158,6 +171,27 @@ def compiler_output(what: str) -> Iterator[None]:
             detail = f"{first} ({_one_line(failed)})" if first else _one_line(failed)
             raise CompilerFailure(f"Triton could not compile {what}: {detail}") from failed
         raise failed
+
+
+@contextlib.contextmanager
+def scratch_dir() -> Iterator[None]:
+    """Point ``tempfile`` at a private folder while Triton compiles, and remove it afterwards.
+
+    Why: Triton's NVIDIA backend writes the PTX and ``ptxas`` log to ``NamedTemporaryFile(delete=False)``
+    files and keeps them when ``ptxas`` fails (for the repro command that the CLI's one-line error does not
+    show), so every failed compile left a ``.ptx`` in ``/tmp``. ``--debug`` keeps them: its traceback
+    prints that repro command.
+    """
+    if DEBUG:
+        yield
+        return
+    saved = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="tritonx-cli-") as private:
+        tempfile.tempdir = private
+        try:
+            yield
+        finally:
+            tempfile.tempdir = saved
 
 
 def emit_json(data: Any) -> None:

@@ -21,12 +21,14 @@ from ._common import (
     parse_constexprs,
     parse_signature,
     plugins_enabled,
+    scratch_dir,
     split_names,
     user_errors,
 )
 from .compile_args import check_options, check_signature_types
 from .kernel_file import check_arguments, load_kernel
 from .output import console
+from .targets import check_target
 
 DUMP_PIPELINE = "tritonx-cli-dump"
 
@@ -105,6 +107,7 @@ def register(app: typer.Typer) -> None:
         if divisible_n < 0:
             raise UserError(f"--divisible must be >= 0, got {divisible_n}")
         tgt = Target.parse(target)
+        check_target(tgt)
         sig = parse_signature(signature)
         check_signature_types(sig)
         consts = parse_constexprs(constexpr)
@@ -117,7 +120,8 @@ def register(app: typer.Typer) -> None:
         what = f"{kernel_spec.rpartition(':')[2]} for {tgt}"
 
         def build() -> Any:
-            with compiler_output(what):  # ptxas banners and MLIR diagnostics go to stderr, never into stdout
+            # ptxas banners and MLIR diagnostics go to stderr, never into stdout; temp files are removed
+            with compiler_output(what), scratch_dir():
                 return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
 
         head = {"target": str(tgt), "kernel": kernel_spec, "plugins": names}

@@ -11,8 +11,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ._common import UserError, compiler_output, emit_json, plugins_enabled, split_names, user_errors
+from ..model.target import Target
+from ._common import UserError, compiler_output, emit_json, plugins_enabled, scratch_dir, split_names, user_errors
 from .output import Grid, console, print_grid
+from .targets import check_target
 
 _MARK_STYLE = {"inserted": "green", "disabled": "red", "replaced": "yellow", "replacement": "green"}
 
@@ -51,10 +53,12 @@ def register(app: typer.Typer) -> None:
 
         from ..integration import activation
 
+        tgt = Target.parse(target)
+        check_target(tgt)
         with plugins_enabled(split_names(plugins)):
             active = [p.name for p in activation.active()]
-            with compiler_output(f"the probe kernel for {target}"):
-                cap = tritonx.capture(target)
+            with compiler_output(f"the probe kernel for {tgt}"), scratch_dir():
+                cap = tritonx.capture(tgt)
         stages = list(cap.stage_order)
         if stage is not None:
             if stage not in cap.stages:
