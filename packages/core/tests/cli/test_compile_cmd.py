@@ -48,7 +48,7 @@ def test_dump_after_unknown_pass_suggests_names(cli, add_file):
 
 def test_diff_shows_disabled_pipelining(cli, matmul_file, no_pipelining_plugin):
     args = ["compile", f"{matmul_file}:probe_matmul", "--target", "cuda:90", "--signature", MATMUL_SIG,
-            *MATMUL_CONSTS, "--divisible", "9", "--plugins", "cli-test", "--diff"]
+            *MATMUL_CONSTS, "--divisible", "all", "--plugins", "cli-test", "--diff"]
     data = cli.json(*args)
     stages = data["stages"]
     assert stages["ttir"]["changed"] is False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from cli_helpers import ADD_SIG
 
@@ -102,3 +104,76 @@ def test_failed_ptxas_leaves_no_temp_file_and_is_ptxas_own_line(cli, add_file, p
     one_line_error(result, "ptxas refused the kernel", "no-such-ptxas-flag")
     assert "Repro command" not in result.stderr
     assert list(private_tmp.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------------
+# --constexpr values and --divisible names
+
+MIXED_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, BLOCK: tl.constexpr, y_ptr, n, alpha, ACT: tl.constexpr = "none"):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if ACT == "relu":
+        x = tl.maximum(x, 0.0)
+    tl.store(y_ptr + offs, x * alpha, mask=offs < n)
+'''
+MIXED_SIG = "x_ptr=*fp32,y_ptr=*fp32,n=i32,alpha=fp32"
+
+
+@pytest.fixture
+def mixed_file(tmp_path):
+    path = tmp_path / "mixed.py"
+    path.write_text(MIXED_KERNEL)
+    return path
+
+
+def _ttir_func_line(cli, mixed_file, *args: str) -> str:
+    result = cli("compile", f"{mixed_file}:scale", "--signature", MIXED_SIG, "-c", "BLOCK=128", "--stage", "ttir",
+                 *args)
+    assert result.exit_code == 0, result.output
+    return next(line for line in result.stdout.splitlines() if "tt.func public @scale" in line)
+
+
+def test_constexpr_that_is_no_literal_is_one_line(cli, add_file):
+    one_line_error(cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=abc"),
+                   "--constexpr BLOCK=abc", "'abc' is not a number", "BLOCK=\"'abc'\"")
+
+
+def test_quoted_string_constexpr_reaches_the_kernel(cli, mixed_file):
+    relu = cli("compile", f"{mixed_file}:scale", "--signature", MIXED_SIG, "-c", "BLOCK=128", "-c", "ACT='relu'",
+               "--stage", "ttir")
+    assert relu.exit_code == 0, relu.output
+    assert "arith.maxnumf" in relu.stdout or "arith.maximumf" in relu.stdout
+    plain = cli("compile", f"{mixed_file}:scale", "--signature", MIXED_SIG, "-c", "BLOCK=128", "--stage", "ttir")
+    assert "maxnumf" not in plain.stdout and "maximumf" not in plain.stdout
+
+
+def test_divisible_marks_named_arguments_after_a_constexpr(cli, mixed_file):
+    """y_ptr and n come after the constexpr BLOCK: the first-N form could never mark them without BLOCK."""
+    line = _ttir_func_line(cli, mixed_file, "--divisible", "y_ptr,n")
+    args = dict(re.findall(r"%(\w+): ([^,)]*(?:\{[^}]*\})?)", line))
+    assert "tt.divisibility = 16" in args["y_ptr"] and "tt.divisibility = 16" in args["n"], line
+    assert "tt.divisibility" not in args["x_ptr"], line
+    repeated = _ttir_func_line(cli, mixed_file, "--divisible", "x_ptr", "--divisible", "n")
+    args = dict(re.findall(r"%(\w+): ([^,)]*(?:\{[^}]*\})?)", repeated))
+    assert "tt.divisibility" in args["x_ptr"] and "tt.divisibility" not in args["y_ptr"], repeated
+    every = _ttir_func_line(cli, mixed_file, "--divisible", "all")
+    args = dict(re.findall(r"%(\w+): ([^,)]*(?:\{[^}]*\})?)", every))
+    assert all("tt.divisibility = 16" in args[n] for n in ("x_ptr", "y_ptr", "n")), every
+    assert "tt.divisibility" not in args["alpha"], every  # a float carries no alignment
+
+
+@pytest.mark.parametrize(("value", "needles"), [
+    ("4", ("--divisible takes parameter names, not '4'", "--divisible all", "x_ptr, y_ptr, n")),
+    ("z_ptr", ("--divisible z_ptr", "no parameter 'z_ptr'", "x_ptr, y_ptr, n")),
+    ("BLOCK", ("--divisible BLOCK", "'BLOCK' is a constexpr",)),
+    ("alpha", ("--divisible alpha", "fp32 is neither a pointer nor an integer",)),
+])
+def test_divisible_errors_are_one_line(cli, mixed_file, value, needles):
+    one_line_error(cli("compile", f"{mixed_file}:scale", "--signature", MIXED_SIG, "-c", "BLOCK=128",
+                       "--divisible", value), *needles)

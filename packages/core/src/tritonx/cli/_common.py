@@ -222,10 +222,13 @@ def parse_signature(text: str) -> dict[str, str]:
     return sig
 
 
-def parse_constexprs(items: list[str] | None, flag: str = "--constexpr") -> dict[str, Any]:
-    """``["BLOCK=128", "FLAG=True"]`` -> ``{"BLOCK": 128, "FLAG": True}`` (Python literals, else strings).
+def parse_constexprs(items: list[str] | None, flag: str = "--constexpr", *, bare_words: bool = False) -> dict[str, Any]:
+    """``["BLOCK=128", "FLAG=True", "ACT='relu'"]`` -> ``{"BLOCK": 128, "FLAG": True, "ACT": "relu"}``.
 
-    ``flag`` names the option in the error (``--constexpr``, or ``-o`` for compile options).
+    Values are Python literals. ``flag`` names the option in the error (``--constexpr``, or ``-o`` for
+    compile options). With ``bare_words`` (``-o ptx_options=-v``) a value that is no literal is kept as
+    its text; without (``--constexpr``) it is refused here: ``BLOCK=abc`` used to reach the kernel as the
+    string ``'abc'`` and fail inside Triton with ``'str' object has no attribute 'type'``.
     """
     out: dict[str, Any] = {}
     for item in items or []:
@@ -236,6 +239,9 @@ def parse_constexprs(items: list[str] | None, flag: str = "--constexpr") -> dict
         try:
             value: Any = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError):
+            if not bare_words:
+                raise UserError(f"{flag} {item}: {raw.strip()!r} is not a number, True/False/None or a quoted "
+                                f"string (for the string write {name.strip()}=\"'{raw.strip()}'\")") from None
             value = raw.strip()
         out[name.strip()] = value
     return out

@@ -26,7 +26,7 @@ from ._common import (
     user_errors,
 )
 from .compile_args import check_options, check_signature_types
-from .kernel_file import check_arguments, load_kernel
+from .kernel_file import check_arguments, divisibility_attrs, load_kernel
 from .output import console
 from .targets import check_target
 
@@ -89,7 +89,9 @@ def register(app: typer.Typer) -> None:
         constexpr: Annotated[list[str] | None, typer.Option("--constexpr", "-c", help="NAME=VALUE (repeat).")] = None,
         option: Annotated[list[str] | None, typer.Option("--option", "-o",
                                                          help="Compile option NAME=VALUE, e.g. num_warps=8.")] = None,
-        divisible_n: Annotated[int, typer.Option("--divisible", help="Mark the first N args 16-divisible.")] = 0,
+        divisible: Annotated[list[str] | None, typer.Option(
+            "--divisible", help="Mark these arguments 16-divisible: names (a,b or repeat), or 'all' pointers and "
+                                "integers.")] = None,
         plugins: Annotated[str | None, typer.Option("--plugins", "-p", help="Enable these plugins (a,b).")] = None,
         dump_after: Annotated[str | None, typer.Option("--dump-after", help="Print the module after PASS.")] = None,
         diff: Annotated[bool, typer.Option("--diff", help="Unified diff, stock vs plugins, per stage.")] = False,
@@ -99,23 +101,20 @@ def register(app: typer.Typer) -> None:
         """Compile a kernel on the CPU through tritonx and print a stage's IR, a pass dump or a diff."""
         import tritonx
 
-        from ..integration.capture import divisible
         from ..model.target import Target
 
         if diff and dump_after:
             raise UserError("--diff and --dump-after do not combine; use one")
-        if divisible_n < 0:
-            raise UserError(f"--divisible must be >= 0, got {divisible_n}")
         tgt = Target.parse(target)
         check_target(tgt)
         sig = parse_signature(signature)
         check_signature_types(sig)
         consts = parse_constexprs(constexpr)
-        options = parse_constexprs(option, flag="-o") or None
+        options = parse_constexprs(option, flag="-o", bare_words=True) or None
         check_options(tgt, options or {})
         kernel = load_kernel(kernel_spec)
         check_arguments(kernel, sig, consts)
-        attrs = divisible(divisible_n) if divisible_n else None
+        attrs = divisibility_attrs(kernel, sig, divisible)
         names = split_names(plugins)
         what = f"{kernel_spec.rpartition(':')[2]} for {tgt}"
 
