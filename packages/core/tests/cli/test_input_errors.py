@@ -177,3 +177,20 @@ def test_divisible_marks_named_arguments_after_a_constexpr(cli, mixed_file):
 def test_divisible_errors_are_one_line(cli, mixed_file, value, needles):
     one_line_error(cli("compile", f"{mixed_file}:scale", "--signature", MIXED_SIG, "-c", "BLOCK=128",
                        "--divisible", value), *needles)
+
+
+# ------------------------------------------------------------------------------------------------
+# tritonx new NAME
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b"])
+def test_new_with_an_invalid_name_says_so(cli, tmp_path, name):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = cli("new", name, "-o", str(out))
+    assert result.exit_code == 2, result.output
+    err = result.stderr
+    assert len(_lines(err)) == 1 and "Traceback" not in err, err
+    assert f"invalid package name NAME: {name!r} is not a valid distribution name" in err, err
+    assert "already exists" not in err
+    assert list(out.iterdir()) == []  # nothing written

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import sys
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -27,7 +28,6 @@ from ._common import (
 )
 from .compile_args import check_options, check_signature_types
 from .kernel_file import check_arguments, divisibility_attrs, load_kernel
-from .output import console
 from .targets import check_target
 
 DUMP_PIPELINE = "tritonx-cli-dump"
@@ -62,6 +62,11 @@ def stock_state() -> Iterator[None]:
             activation.push(others)
         if plugins:
             registry.enable_plugins(plugins)
+
+
+def stdout_is_terminal() -> bool:
+    """Is stdout a terminal (where a binary stage is described, not written)?"""
+    return sys.stdout.isatty()
 
 
 def is_text(value: Any) -> bool:
@@ -138,9 +143,12 @@ def register(app: typer.Typer) -> None:
                            "bytes": len(text), "stages": list(compiled.asm)})
             elif is_text(text):
                 typer.echo(text, nl=not text.endswith("\n"))
-            else:
-                console().print(f"stage {chosen} is binary ({len(text)} bytes); pick a text stage: "
-                              f"{', '.join(s for s, v in compiled.asm.items() if is_text(v))}")
+            elif not stdout_is_terminal():  # data on stdout: `--stage cubin > add.cubin` saves the binary
+                typer.echo(bytes(text), nl=False)
+            else:  # a message, so stderr; binary bytes would garble the terminal
+                typer.echo(f"stage {chosen} is binary ({len(text)} bytes): redirect stdout to save it "
+                           f"(... --stage {chosen} > kernel.{chosen}), or pick a text stage: "
+                           f"{', '.join(s for s, v in compiled.asm.items() if is_text(v))}", err=True)
 
 
 def _run_diff(build: Any, names: list[str], stage: str | None, head: dict[str, Any], as_json: bool) -> None:
@@ -159,13 +167,13 @@ def _run_diff(build: Any, names: list[str], stage: str | None, head: dict[str, A
         emit_json({**head, "stages": {s: {"changed": bool(d), "diff": d} for s, d in diffs.items()}})
         return
     changed = [s for s, d in diffs.items() if d]
-    if not changed:
-        console().print(f"no difference in {', '.join(stages)} with plugins {', '.join(names) or '(none given)'}")
+    if not changed:  # messages go to stderr: stdout holds only the diffs (empty here, as diff(1) prints)
+        typer.echo(f"no difference in {', '.join(stages)} with plugins {', '.join(names) or '(none given)'}", err=True)
         return
     for s in changed:
         typer.echo(diffs[s], nl=False)
-    console().print(f"[dim]changed: {', '.join(changed)}; unchanged: "
-                  f"{', '.join(s for s in stages if s not in changed) or 'none'}[/dim]")
+    unchanged = ", ".join(s for s in stages if s not in changed) or "none"
+    typer.echo(f"changed: {', '.join(changed)}; unchanged: {unchanged}", err=True)
 
 
 def _run_dump(build: Any, names: list[str], pass_name: str, head: dict[str, Any], as_json: bool) -> None:
