@@ -68,12 +68,12 @@ def cuda_capabilities() -> list[int] | None:
 
 def check_target(target: Target) -> None:
     """Refuse an arch the installed Triton cannot compile for, in one line listing the ones it can."""
-    import triton
+    from ..compat import TRITON_VERSION_STR
 
     if target.is_cuda:
         known = cuda_capabilities()
         if known and target.capability not in known:
-            raise UserError(f"--target {target}: Triton {triton.__version__} cannot compile for compute capability "
+            raise UserError(f"--target {target}: Triton {TRITON_VERSION_STR} cannot compile for compute capability "
                             f"{target.arch} (no ptxas it runs accepts it); known: {', '.join(map(str, known))}")
     elif target.is_hip and target.arch not in HIP_ARCHS:
         raise UserError(f"--target {target}: unknown AMD arch {target.arch!r}; known: {', '.join(HIP_ARCHS)}")
