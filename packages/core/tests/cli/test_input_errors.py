@@ -144,6 +144,16 @@ def test_constexpr_that_is_no_literal_is_one_line(cli, add_file):
                    "--constexpr BLOCK=abc", "'abc' is not a number", "BLOCK=\"'abc'\"")
 
 
+@pytest.mark.parametrize(("value", "kind"), [("'abc'", "str"), ("None", "NoneType"), ("[1]", "list")])
+def test_constexpr_literal_that_is_no_number_is_named(cli, add_file, value, kind):
+    """A literal that parses but is no number reaches the kernel: the error says so in words, not as Triton's
+    AttributeError("'str' object has no attribute 'type'")."""
+    err = one_line_error(cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", f"BLOCK={value}"),
+                         f"a Python {kind} is used where Triton needs a number or a tensor",
+                         f"--constexpr BLOCK={value} is a {kind}")
+    assert "AttributeError" not in err and "has no attribute" not in err
+
+
 def test_quoted_string_constexpr_reaches_the_kernel(cli, mixed_file):
     relu = cli("compile", f"{mixed_file}:scale", "--signature", MIXED_SIG, "-c", "BLOCK=128", "-c", "ACT='relu'",
                "--stage", "ttir")

@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -61,6 +62,11 @@ def _compilation_error_line(exc: BaseException) -> str:
     where = f" at line {node.lineno}:{node.col_offset} of the kernel" if hasattr(node, "lineno") else ""
     message = getattr(exc, "error_message", None) or (str(exc.__cause__) if exc.__cause__ else "")
     message = " ".join(message.split()) or type(exc).__name__
+    # A Python value (str, None, list) flowing into a Triton op fails inside Triton's code generator as
+    # AttributeError("'str' object has no attribute 'type'"): say what it means instead.
+    stray = re.search(r"'(\w+)' object has no attribute 'type'", message)
+    if stray:
+        message = f"a Python {stray.group(1)} is used where Triton needs a number or a tensor"
     return f"Triton could not compile the kernel{where}: {message}"
 
 
@@ -99,7 +105,7 @@ def user_errors(command: str) -> Callable[[F], F]:
 
 def describe_error(exc: BaseException, command: str) -> str:
     """The one or two lines that stand for ``exc`` in a command's error message."""
-    if _is_triton_compile_error(exc):
+    if is_triton_compile_error(exc):
         return _compilation_error_line(exc)
     if type(exc).__name__ == "PTXASError":
         return _ptxas_error_line(exc)
@@ -111,7 +117,7 @@ def describe_error(exc: BaseException, command: str) -> str:
             f"(run `tritonx --debug {command} ...` for the traceback)")
 
 
-def _is_triton_compile_error(exc: BaseException) -> bool:
+def is_triton_compile_error(exc: BaseException) -> bool:
     try:
         from triton.compiler.errors import CompilationError
     except ImportError:  # pragma: no cover - every supported Triton has it

@@ -15,10 +15,13 @@ from typing import Annotated, Any
 
 import typer
 
+from . import _common
 from ._common import (
     UserError,
     compiler_output,
+    describe_error,
     emit_json,
+    is_triton_compile_error,
     parse_constexprs,
     parse_signature,
     plugins_enabled,
@@ -78,6 +81,15 @@ def stage_diff(stage: str, before: str, after: str) -> str:
                                         fromfile=f"{stage} (stock)", tofile=f"{stage} (plugins)"))
 
 
+def _with_constexpr_hint(exc: Exception, consts: dict[str, Any]) -> Exception:
+    """A kernel compilation error, with the ``--constexpr`` values that are no numbers named (the likely cause)."""
+    odd = {k: v for k, v in consts.items() if not isinstance(v, (bool, int, float))}
+    if _common.DEBUG or not odd or not is_triton_compile_error(exc):
+        return exc
+    named = ", ".join(f"{k}={v!r} is a {type(v).__name__}" for k, v in odd.items())
+    return UserError(f"{describe_error(exc, 'compile')} (--constexpr {named})")
+
+
 def _pick_stage(asm: dict[str, Any], stage: str) -> Any:
     if stage not in asm:
         raise UserError(f"stage {stage!r} was not produced for this target; stages: {', '.join(asm)}")
@@ -126,7 +138,10 @@ def register(app: typer.Typer) -> None:
         def build() -> Any:
             # ptxas banners and MLIR diagnostics go to stderr, never into stdout; temp files are removed
             with compiler_output(what), scratch_dir():
-                return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
+                try:
+                    return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
+                except Exception as exc:
+                    raise _with_constexpr_hint(exc, consts) from exc
 
         head = {"target": str(tgt), "kernel": kernel_spec, "plugins": names}
         if diff:
