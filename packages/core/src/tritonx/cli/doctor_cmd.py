@@ -82,7 +82,7 @@ def collect() -> dict[str, Any]:
 
     from .. import compat
     from ..integration import hook
-    from ..plugins import registry
+    from ..runtime import current
     from ..settings import settings
 
     try:
@@ -92,9 +92,9 @@ def collect() -> dict[str, Any]:
     except Exception as exc:  # a broken backend install is exactly what doctor should report
         backend_names = [f"error: {exc}"]
     try:
-        broken_errors = registry.broken_plugins()
+        broken_errors = current().plugins.broken()
         broken = [_broken_health(name, err) for name, err in sorted(broken_errors.items())]
-        installed = registry.list_plugins()
+        installed = current().plugins.list()
         plugins = broken + [_plugin_health(p) for p in installed]
         unknown_env = unknown_env_plugins({p.name for p in installed} | set(broken_errors))
         plugin_error = None

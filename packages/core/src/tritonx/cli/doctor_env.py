@@ -45,11 +45,11 @@ def unloaded_natives(plugin: Any) -> list[str]:
 
     On Triton 3.9 enabling the plugin loads them at run time, so nothing is missing there.
     """
-    from ..native import registry as natives
+    from ..runtime import current
 
     if not plugin.native_libraries or not _loads_natives().reads_environment:
         return []
-    loaded = {info.path for info in natives.loaded_natives()}
+    loaded = {info.path for info in current().natives.loaded_natives()}
     return [p for p in plugin.native_libraries if os.path.abspath(os.path.expanduser(p)) not in loaded]
 
 
