@@ -127,7 +127,8 @@ def is_triton_compile_error(exc: BaseException) -> bool:
 
 @contextlib.contextmanager
 def compiler_output(what: str) -> Iterator[None]:
-    """Hold back what Triton's native code writes to file descriptors 1 and 2 while it compiles ``what``.
+    """Hold back what Triton's native code writes to file descriptors 1 and 2 while it compiles ``what``,
+    and remove the temp files it leaves (:func:`scratch_dir`).
 
     Why: MLIR prints diagnostics and whole reproducer modules, and ``ptxas`` its banner, straight to
     the process's stdout/stderr, where they would spoil ``--json`` output and bury the one line that
@@ -138,6 +139,13 @@ def compiler_output(what: str) -> Iterator[None]:
     if DEBUG:
         yield
         return
+    with scratch_dir(), _held_output(what):
+        yield
+
+
+@contextlib.contextmanager
+def _held_output(what: str) -> Iterator[None]:
+    """The file-descriptor half of :func:`compiler_output`."""
     sys.stdout.flush()
     sys.stderr.flush()
     try:

@@ -25,7 +25,6 @@ from ._common import (
     parse_constexprs,
     parse_signature,
     plugins_enabled,
-    scratch_dir,
     split_names,
     user_errors,
 )
@@ -136,8 +135,7 @@ def register(app: typer.Typer) -> None:
         what = f"{kernel_spec.rpartition(':')[2]} for {tgt}"
 
         def build() -> Any:
-            # ptxas banners and MLIR diagnostics go to stderr, never into stdout; temp files are removed
-            with compiler_output(what), scratch_dir():
+            with compiler_output(what):  # ptxas banners and MLIR diagnostics go to stderr, never into stdout
                 try:
                     return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
                 except Exception as exc:
