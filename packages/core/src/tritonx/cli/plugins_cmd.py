@@ -76,10 +76,10 @@ def register(app: typer.Typer) -> None:
 
         Exits 1 when an installed plugin is broken (its entry point failed to load); the reason is shown.
         """
-        from ..plugins import registry
+        from ..runtime import current
 
         broken = broken_entries()
-        infos = [describe_plugin(p) for p in registry.list_plugins()]
+        infos = [describe_plugin(p) for p in current().plugins.list()]
         planned_exit(1 if broken else 0)
         if as_json:
             emit_json({"plugins": [{**i, "status": "ok"} for i in infos], "broken": broken})
