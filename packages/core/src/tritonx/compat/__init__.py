@@ -17,6 +17,7 @@ from .cache import frame_source as frame_source
 from .cache import install_compile_key as install_compile_key
 from .cache import install_memory_key as install_memory_key
 from .cache import launch_key as launch_key
+from .cache import private_cache as private_cache
 from .cache import remote_cache_environment as remote_cache_environment
 from .installed import HOOK_HAS_KEY_CALL as HOOK_HAS_KEY_CALL
 from .installed import SUPPORTED as SUPPORTED
