@@ -24,6 +24,8 @@ from .installed import SUPPORTED as SUPPORTED
 from .installed import TRITON_RELEASE as TRITON_RELEASE
 from .installed import TRITON_VERSION as TRITON_VERSION
 from .installed import TRITON_VERSION_STR as TRITON_VERSION_STR
+from .redis_backend import remote_cache_stats as remote_cache_stats
+from .redis_backend import reset_remote_cache as reset_remote_cache
 
 
 def check_supported() -> None:

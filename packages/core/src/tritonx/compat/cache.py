@@ -17,7 +17,9 @@ Read from the sources of 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (the same in all four unl
   materializes it in the local dir), so whatever keys the local cache keys the remote one too. Triton's
   own ``RedisRemoteCacheBackend`` cannot be constructed in any of 3.6.0-3.9.0: it reads
   ``knobs.cache.redis``, but the settings (``TRITON_REDIS_HOST``/``_PORT``/``_KEY_FORMAT``) live in
-  ``knobs.redis``. :class:`RedisBackend` is the same backend reading them from where they are.
+  ``knobs.redis``. :class:`RedisBackend` (:mod:`.redis_backend`) reads them from where they are, and
+  adds what makes a remote cache safe to depend on: timeouts, a circuit breaker, local compiles on any
+  error, and entries verified before use.
 
 So tritonx wraps ``get_cache_key`` of ``triton.compiler.compiler`` on every version: the wrapper runs
 once per compile, at compile time only, and decides which pipelines that compile uses (the launch hot
@@ -44,10 +46,10 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from triton import knobs
-from triton.runtime.cache import CacheManager, RedisRemoteCacheBackend
+from triton.runtime.cache import CacheManager
 
 from .installed import HOOK_HAS_KEY_CALL
+from .redis_backend import RedisBackend as RedisBackend
 
 #: The providers the wrappers call; swapped (never re-wrapped) when another runtime takes over.
 _providers: dict[str, Callable[..., str]] = {}
@@ -230,18 +232,6 @@ class ScratchCacheManager(CacheManager):
         import json
 
         return self.put(json.dumps({"child_paths": group}), f"__grp__{filename}", binary=False)
-
-
-class RedisBackend(RedisRemoteCacheBackend):
-    """Triton's Redis backend, reading its settings from ``knobs.redis`` (where 3.6-3.9 keep them)."""
-
-    def __init__(self, key: str) -> None:
-        import redis
-
-        settings = getattr(knobs.cache, "redis", None) or knobs.redis
-        self._key = key
-        self._key_fmt = settings.key_format
-        self._redis = redis.Redis(host=settings.host, port=settings.port)
 
 
 def remote_cache_environment(host: str, port: int, key_format: str | None = None) -> dict[str, str]:
