@@ -62,9 +62,11 @@ class Remote:
         self.locals = 0
         self.hits: list[bool] = []
 
-    def compile(self, n: int, budget: float = COMPILE_BUDGET):
-        """Compile N=n from an empty local dir (so only Redis can serve it), on a watchdog thread."""
-        self.locals += 1
+    def compile(self, n: int, budget: float = COMPILE_BUDGET, *, same_local_dir: bool = False):
+        """Compile N=n on a watchdog thread, from an empty local dir (so only Redis can serve it) unless
+        ``same_local_dir``."""
+        if not same_local_dir:
+            self.locals += 1
         self.monkeypatch.setenv("TRITON_CACHE_DIR", str(self.tmp_path / f"local-{self.locals}"))
         out: dict = {}
 
@@ -110,10 +112,14 @@ def test_server_down_every_compile_completes_locally_with_one_warning(tmp_path, 
         for n in (16, 32, 64):
             kernel, _ = remote.compile(n)
             assert "stress_kernel" in kernel.asm["ptx"]
+        again, _ = remote.compile(64, same_local_dir=True)
+    assert remote.hits == [False, False, False, True]  # the local dir still caches
+    assert again.asm["ptx"] == kernel.asm["ptx"]
     messages = _remote_warnings(caught)
     assert len(messages) == 1 and f"127.0.0.1:{port}" in messages[0] and "compiling locally" in messages[0]
     stats = _stats()
     assert stats["errors"] == FAILURES and stats["breaker_opened"] == 1 and stats["skipped"] > 0
+    assert stats["local_hits"] > 0
 
 
 def test_frozen_server_costs_a_compile_at_most_the_breakers_timeouts(tmp_path, monkeypatch, server):

@@ -7,8 +7,9 @@ Triton's ``RedisRemoteCacheBackend`` in that:
 
 * every call has a connect and a read timeout (``TRITONX_REDIS_CONNECT_TIMEOUT``/``_TIMEOUT``) and is
   not retried (redis-py retries 10 times with back-off by default);
-* any error (refused, timed out, bad settings, no ``redis`` package) is a miss for ``get`` and a no-op
-  for ``put``: the compile goes on locally. The first one warns (:class:`tritonx.RemoteCacheWarning`);
+* any error (refused, timed out, bad settings, no ``redis`` package) is a no-op for ``put``, and ``get``
+  answers from the local cache dir instead (what this process materialized there): the compile goes on
+  locally, with local cache hits. The first error warns (:class:`tritonx.RemoteCacheWarning`);
 * after ``TRITONX_REDIS_BREAKER_FAILURES`` failures in a row the process stops calling the server for
   ``TRITONX_REDIS_BREAKER_COOLDOWN`` seconds (:mod:`.breaker`), so a dead server costs a few timeouts in
   all, not one per call;
@@ -24,6 +25,7 @@ One client (connection pool) and one breaker are shared per server configuration
 from __future__ import annotations
 
 import math
+import os
 import threading
 import warnings
 from collections import Counter
@@ -173,7 +175,8 @@ def _plain_name(filename: str) -> bool:
 
 
 def remote_cache_stats() -> dict[str, int]:
-    """What the Redis remote cache did in this process: ``hits``/``misses`` (files), ``stored``, ``errors``
+    """What the Redis remote cache did in this process: ``hits``/``misses`` (files), ``stored``, ``local_hits``
+    (files read from the local dir instead: server unreachable), ``errors``
     (failed calls), ``skipped`` (calls not made: breaker open), ``breaker_opened``, ``rejected`` (entries
     ignored) and ``rejected_<reason>`` (foreign, mismatched, corrupt, unsigned, bad-name), ``disabled``
     (compiles whose backend could not be set up)."""
@@ -210,11 +213,13 @@ class RedisBackend(RemoteCacheBackend):
         names = [f for f in filenames if _plain_name(f)]
         if len(names) != len(filenames):
             self._rejected(len(filenames) - len(names), BAD_NAME, "a file name that is not a plain name")
-        if server is None or not names:
+        if not names:
             return {}
+        if server is None:
+            return self._local(names)
         ok, values = server.call("a read from", lambda client: client.mget([self._redis_key(f) for f in names]))
         if not ok or not isinstance(values, list) or len(values) != len(names):
-            return {}
+            return self._local(names)
         out: dict[str, bytes] = {}
         for filename, blob in zip(names, values, strict=True):
             if blob is None:
@@ -226,6 +231,24 @@ class RedisBackend(RemoteCacheBackend):
             out[filename] = payload
         _count("hits", len(out))
         _count("misses", len(names) - len(out))
+        return out
+
+    def _local(self, names: list[str]) -> dict[str, bytes]:
+        """The server cannot answer: what Triton materialized in the local dir for this key (its own cache).
+
+        Triton's ``RemoteCacheManager`` never reads its local dir itself, so without this a dead server
+        would turn every compile into a full one."""
+        out: dict[str, bytes] = {}
+        directory = os.path.join(knobs.cache.dir, self._key)
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                if os.path.isfile(path):
+                    with open(path, "rb") as f:
+                        out[name] = f.read()
+            except OSError:
+                continue
+        _count("local_hits", len(out))
         return out
 
     def put(self, filename: str, data: bytes) -> None:
