@@ -144,6 +144,9 @@ class _Server:
                                   f"left alone for {c.cooldown:g} s (shown once; "
                                   f"tritonx.compat.remote_cache_stats() counts them)")
             return False, None
+        except BaseException:  # KeyboardInterrupt and the like: not the server's fault, but end a trial call
+            self.breaker.failure()
+            raise
         self.breaker.success()
         return True, result
 
