@@ -2,9 +2,9 @@
 
 Walks the imports of both packages (``tritonx`` and ``utlx``): no import circles anywhere, and tritonx-core's
 layers point down: ``model -> engine -> integration -> plugins/native/dsl -> runtime -> cli``; ``compat``,
-``settings``, ``errors`` and ``_current`` sit below everything (lower layers reach the current runtime
-through ``_current``, typed ``Any`` there so it imports nothing). Every import counts: inside functions
-(how layers used to point back up) and under ``if TYPE_CHECKING:`` too.
+``seams`` (every change to Triton itself), ``settings``, ``errors`` and ``_current`` sit below everything
+(lower layers reach the current runtime through ``_current``, typed ``Any`` there so it imports nothing). Every
+import counts: inside functions (how layers used to point back up) and under ``if TYPE_CHECKING:`` too.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from import_graph import cycles as _cycles
 from import_graph import files as _files
 from import_graph import graph as _graph
 
-LAYER = {"_current": 0, "compat": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
-         "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "_startup": 4, "runtime": 5, "public": 6, "__init__": 7,
-         "cli": 8}
+LAYER = {"_current": 0, "compat": 0, "seams": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1,
+         "engine": 2, "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "_startup": 4, "runtime": 5, "public": 6,
+         "__init__": 7, "cli": 8}
 #: The only modules that may read the environment: the settings modules, and the start-up shim that runs
 #: before any package can be imported.
 ENV_READERS = {"tritonx.settings", "utlx.settings", "tritonx._startup"}

@@ -22,7 +22,8 @@ Read from the sources of 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (the same in all four unl
 So tritonx wraps ``get_cache_key`` of ``triton.compiler.compiler`` on every version: the wrapper runs
 once per compile, at compile time only, and decides which pipelines that compile uses (the launch hot
 path never runs it). On 3.6 it also wraps ``compute_cache_key`` for the in-memory key, which 3.7+ take
-from the hook's no-argument call.
+from the hook's no-argument call. The wrappers are made here and installed as the seams
+``tritonx.compile-key`` and ``tritonx.memory-key`` (:mod:`tritonx.seams.core`).
 """
 
 from __future__ import annotations
@@ -42,51 +43,29 @@ from .installed import HOOK_HAS_KEY_CALL
 _providers: dict[str, Callable[..., str]] = {}
 
 
-def install_compile_key(provider: Callable[[Any], str]) -> None:
-    """Append ``provider(src)`` to every on-disk compile key (``''`` leaves stock keys unchanged)."""
-    import triton.compiler.compiler as cc
+def set_provider(which: str, provider: Callable[..., str]) -> None:
+    """Point the ``"disk"`` (compile-key) or ``"memory"`` (3.6's launch-key) wrapper at ``provider``."""
+    _providers[which] = provider
 
-    _providers["disk"] = provider
-    if _wrapped_by_tritonx(cc.get_cache_key):
-        return
-    original = cc.get_cache_key
+
+def compile_key_wrapper(original: Callable[..., str]) -> Callable[..., str]:
+    """``get_cache_key`` of ``triton.compiler.compiler`` with ``provider(src)`` appended (seam
+    ``tritonx.compile-key``, installed by :mod:`tritonx.seams.core`)."""
 
     def get_cache_key(src: Any, *args: Any, **kwargs: Any) -> str:
         return original(src, *args, **kwargs) + _providers["disk"](src)
 
-    get_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    get_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
-    cc.get_cache_key = get_cache_key
+    return get_cache_key
 
 
-def _wrapped_by_tritonx(fn: Any) -> bool:
-    """Is tritonx's wrapper anywhere in this chain of wrappers (someone may have wrapped ours)?"""
-    for _ in range(16):
-        if fn is None:
-            return False
-        if getattr(fn, "__tritonx__", False):
-            return True
-        fn = getattr(fn, "__wrapped__", None)
-    return False
-
-
-def install_memory_key(provider: Callable[[], str]) -> None:
-    """Triton 3.6 only: append ``provider()`` to the JIT's in-memory key (3.7+ ask the hook instead)."""
-    _providers["memory"] = provider
-    if HOOK_HAS_KEY_CALL:
-        return
-    import triton.runtime.jit as jit
-
-    if _wrapped_by_tritonx(jit.compute_cache_key):
-        return
-    original = jit.compute_cache_key
+def memory_key_wrapper(original: Callable[..., str]) -> Callable[..., str]:
+    """Triton 3.6's ``compute_cache_key`` of ``triton.runtime.jit`` with ``provider()`` appended (seam
+    ``tritonx.memory-key``; 3.7+ ask the stages hook instead)."""
 
     def compute_cache_key(*args: Any, **kwargs: Any) -> str:
         return original(*args, **kwargs) + _providers["memory"]()
 
-    compute_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    compute_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
-    jit.compute_cache_key = compute_cache_key
+    return compute_cache_key
 
 
 @functools.cache
