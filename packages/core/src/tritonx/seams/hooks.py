@@ -35,6 +35,8 @@ class SeamSpec:
 
 _lock = threading.RLock()
 _manager: list[pluggy.PluginManager] = []
+#: Plugin name -> how many enables (one per runtime) hold its seams on.
+_holders: dict[str, int] = {}
 
 
 def manager() -> pluggy.PluginManager:
@@ -68,18 +70,27 @@ def declared_by(plugin: str) -> list[Seam]:
 def switch_on(plugin: str, provider: Any) -> list[Seam]:
     """Register ``provider`` (the hooks of plugin ``plugin``) and install the seams it declares.
 
-    All or nothing: a seam that cannot be installed undoes the others of this call and raises a
-    :class:`PluginError` naming the plugin and the seam. Calling it again for an enabled plugin is a no-op.
+    Counted: each runtime that enables the plugin switches its seams on once more, and they are undone only
+    when the last one switches them off (Triton is shared by every runtime of the process). All or nothing: a
+    seam that cannot be installed undoes the others of this call and raises a :class:`PluginError` naming the
+    plugin and the seam.
     """
     pm = manager()
     with _lock:
-        if pm.get_plugin(plugin) is None:
+        registered = pm.get_plugin(plugin)
+        if registered is not None and registered is not provider:
+            if _holders.get(plugin, 0) > 0:
+                raise PluginError(f"plugin {plugin!r}: another plugin of that name has its seams switched on "
+                                  f"(hooks {registered!r}); disable it first")
+            pm.unregister(name=plugin)
+            registered = None
+        if registered is None:
             try:
                 pm.register(provider, name=plugin)
                 pm.check_pending()
             except (pluggy.PluginValidationError, ValueError) as exc:
-                if pm.has_plugin(plugin):
-                    pm.unregister(name=plugin)
+                if pm.is_registered(provider):
+                    pm.unregister(provider)
                 raise PluginError(f"plugin {plugin!r}: its hooks do not fit tritonx's hook specification: {exc}") \
                     from exc
         done: list[Seam] = []
@@ -91,19 +102,25 @@ def switch_on(plugin: str, provider: Any) -> list[Seam]:
         except Exception as exc:
             for seam in reversed(done):
                 patching.uninstall(seam)
-            pm.unregister(name=plugin)
+            if not _holders.get(plugin):
+                pm.unregister(name=plugin)
             if isinstance(exc, PluginError):
                 raise
             raise PluginError(f"plugin {plugin!r} not enabled on Triton {TRITON_VERSION_STR}: {exc}") from exc
+        _holders[plugin] = _holders.get(plugin, 0) + 1
         return seams
 
 
 def switch_off(plugin: str) -> None:
-    """Undo the reversible seams of ``plugin`` (latest first) and unregister its hooks."""
+    """One holder fewer; the last one undoes the plugin's reversible seams (latest first) and unregisters it."""
     pm = manager()
     with _lock:
-        if pm.get_plugin(plugin) is None:
+        if pm.get_plugin(plugin) is None or _holders.get(plugin, 0) == 0:
             return
+        _holders[plugin] -= 1
+        if _holders[plugin]:
+            return
+        del _holders[plugin]
         for seam in reversed(declared_by(plugin)):
             if seam.reversible:
                 patching.uninstall(seam)
