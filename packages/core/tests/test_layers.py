@@ -2,7 +2,8 @@
 
 Walks the imports of both packages (``tritonx`` and ``utlx``): no import circles anywhere, and tritonx-core's
 layers point down: ``model -> engine -> integration -> plugins/native/dsl -> runtime -> public -> cli``;
-``compat``, ``settings`` and ``errors`` sit below everything. Every import counts: inside functions (how
+``compat``, ``seams`` (every change to Triton itself), ``settings`` and ``errors`` sit below everything.
+Every import counts: inside functions (how
 layers used to point back up) and under ``if TYPE_CHECKING:`` too. Calls count too (issue 30): only the
 public front (``tritonx/__init__``, ``public``, the CLI) and ``runtime`` itself know which runtime is
 current; the layers below are handed the runtime part they act on, so no upward dependency hides in a
@@ -20,7 +21,7 @@ from import_graph import cycles as _cycles
 from import_graph import files as _files
 from import_graph import graph as _graph
 
-LAYER = {"compat": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
+LAYER = {"compat": 0, "seams": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
          "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "_startup": 4, "runtime": 5, "public": 6, "__init__": 7,
          "cli": 8}
 #: The only modules that may read the environment: the settings modules, and the start-up shim that runs

@@ -1,5 +1,8 @@
 """``tritonx doctor``: the facts to paste into a bug report, and whether each plugin fits this install.
 
+It also lists the seams of Triton in effect (:mod:`tritonx.seams`: every change tritonx and the enabled
+plugins made to stock Triton, with the Triton versions each applies to and why).
+
 Exits 1 when a plugin is broken (its entry point fails to import), incompatible (a native library is
 refused or a pass it names does not exist in this Triton), not loaded (its native library needs
 ``TRITONX_NATIVE_PLUGINS``, and the fix is named), when ``TRITONX_PLUGINS`` names an unknown plugin,
@@ -82,7 +85,7 @@ def collect() -> dict[str, Any]:
 
     import tritonx
 
-    from .. import compat
+    from .. import compat, seams
     from ..runtime import current
     from ..settings import settings
 
@@ -110,6 +113,7 @@ def collect() -> dict[str, Any]:
         "python": f"{platform.python_version()} ({sys.executable})",
         "platform": platform.platform(),
         "hook": current().hook.status(),
+        "seams": seams.report(),
         "cache_dir": triton.knobs.cache.dir,
         **{var: env[var] for var in ("TRITON_INTERPRET", "TRITONX_PLUGINS", "TRITONX_NATIVE_PLUGINS")},
         "plugins": plugins,
@@ -137,7 +141,8 @@ def register(app: typer.Typer) -> None:
     def doctor(
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
-        """Report Triton, backends, tritonx, Python, the stages hook, plugins, cache dir and GPU.
+        """Report Triton, backends, tritonx, Python, the stages hook, the seams of Triton in effect, plugins,
+        cache dir and GPU.
 
         Exits 1 when a plugin is broken or incompatible with this Triton (the reason is listed).
         """
@@ -151,6 +156,19 @@ def register(app: typer.Typer) -> None:
         if found:
             typer.echo(f"tritonx doctor: error: {'; '.join(found)}", err=True)
             raise typer.Exit(1)
+
+
+def _print_seams(active: list[dict[str, Any]], con: Any) -> None:
+    """The changes to stock Triton in effect (tritonx.seams): who made each, on which versions, and why."""
+    if not active:
+        con.print("seams: none active (stock Triton unchanged)")
+        return
+    table = Grid(["seam", "versions", "changes", "reason"], title="seams of Triton in effect",
+                 fold=("changes", "reason"))
+    for seam in active:
+        where = seam["where"] if seam["in_place"] else f"{seam['where']} (covered by another wrapper since)"
+        table.add_row(escape(seam["name"]), seam["versions"], escape(where), escape(seam["reason"]))
+    print_grid(table, con)
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -179,6 +197,7 @@ def _print_report(report: dict[str, Any]) -> None:
         env.add_row(item, escape(str(value)))
     con = console()
     print_grid(env, con)
+    _print_seams(report["seams"], con)
     if report["plugin_error"]:
         con.print(f"[red]plugin discovery failed:[/red] {escape(report['plugin_error'])}")
     if not report["plugins"]:

@@ -30,7 +30,8 @@ A third join, for :func:`private_cache` only: ``compile`` asks ``get_cache_manag
 ``triton.compiler.compiler`` on every version) for its cache, on the calling thread. The wrapper hands
 a compile on a thread inside :func:`private_cache` a scratch cache of its own, and every other compile
 the stock manager: the one way to make one compile really run its stages without touching a
-process-wide knob (``knobs.compilation.always_compile`` is one flag for every thread).
+process-wide knob (``knobs.compilation.always_compile`` is one flag for every thread). The wrappers
+are made here and installed as seams (:mod:`tritonx.seams.core`).
 """
 
 from __future__ import annotations
@@ -55,51 +56,29 @@ from .redis_backend import RedisBackend as RedisBackend
 _providers: dict[str, Callable[..., str]] = {}
 
 
-def install_compile_key(provider: Callable[[Any], str]) -> None:
-    """Append ``provider(src)`` to every on-disk compile key (``''`` leaves stock keys unchanged)."""
-    import triton.compiler.compiler as cc
+def set_provider(which: str, provider: Callable[..., str]) -> None:
+    """Point the ``"disk"`` (compile-key) or ``"memory"`` (3.6's launch-key) wrapper at ``provider``."""
+    _providers[which] = provider
 
-    _providers["disk"] = provider
-    if _wrapped_by_tritonx(cc.get_cache_key):
-        return
-    original = cc.get_cache_key
+
+def compile_key_wrapper(original: Callable[..., str]) -> Callable[..., str]:
+    """``get_cache_key`` of ``triton.compiler.compiler`` with ``provider(src)`` appended (seam
+    ``tritonx.compile-key``, installed by :mod:`tritonx.seams.core`)."""
 
     def get_cache_key(src: Any, *args: Any, **kwargs: Any) -> str:
         return original(src, *args, **kwargs) + _providers["disk"](src)
 
-    get_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    get_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
-    cc.get_cache_key = get_cache_key
+    return get_cache_key
 
 
-def _wrapped_by_tritonx(fn: Any) -> bool:
-    """Is tritonx's wrapper anywhere in this chain of wrappers (someone may have wrapped ours)?"""
-    for _ in range(16):
-        if fn is None:
-            return False
-        if getattr(fn, "__tritonx__", False):
-            return True
-        fn = getattr(fn, "__wrapped__", None)
-    return False
-
-
-def install_memory_key(provider: Callable[[], str]) -> None:
-    """Triton 3.6 only: append ``provider()`` to the JIT's in-memory key (3.7+ ask the hook instead)."""
-    _providers["memory"] = provider
-    if HOOK_HAS_KEY_CALL:
-        return
-    import triton.runtime.jit as jit
-
-    if _wrapped_by_tritonx(jit.compute_cache_key):
-        return
-    original = jit.compute_cache_key
+def memory_key_wrapper(original: Callable[..., str]) -> Callable[..., str]:
+    """Triton 3.6's ``compute_cache_key`` of ``triton.runtime.jit`` with ``provider()`` appended (seam
+    ``tritonx.memory-key``; 3.7+ ask the stages hook instead)."""
 
     def compute_cache_key(*args: Any, **kwargs: Any) -> str:
         return original(*args, **kwargs) + _providers["memory"]()
 
-    compute_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    compute_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
-    jit.compute_cache_key = compute_cache_key
+    return compute_cache_key
 
 
 @functools.cache
@@ -170,14 +149,14 @@ _private = threading.local()
 
 @contextlib.contextmanager
 def private_cache() -> Iterator[str]:
-    """Compiles on this thread, inside the block, use a fresh scratch cache (removed on exit).
+    """Compiles on this thread, inside the block, use a fresh scratch cache (removed on exit), once the seam
+    ``tritonx.private-cache`` is in place (:func:`tritonx.seams.core.install_private_cache`).
 
     Such a compile never hits (its stages really run) and stores nothing in the process's caches (local
     dir or remote), while compiles on other threads keep theirs: what :func:`tritonx.capture` needs,
     without ``knobs.compilation.always_compile``, which is one flag for every thread and which
     overlapping ``scope()`` blocks on two threads restore in the wrong order (left set for good).
     """
-    _install_private_manager()
     root = tempfile.mkdtemp(prefix="tritonx-private-cache-")
     stack = _private.__dict__.setdefault("roots", [])
     stack.append(root)
@@ -188,20 +167,15 @@ def private_cache() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _install_private_manager() -> None:
-    import triton.compiler.compiler as cc
-
-    if _wrapped_by_tritonx(cc.get_cache_manager):
-        return
-    original = cc.get_cache_manager
+def private_manager_wrapper(original: Callable[[str], CacheManager]) -> Callable[[str], CacheManager]:
+    """``get_cache_manager`` of ``triton.compiler.compiler`` that gives a compile inside :func:`private_cache`
+    its scratch cache and every other compile the stock manager (seam ``tritonx.private-cache``)."""
 
     def get_cache_manager(key: str) -> CacheManager:
         roots = getattr(_private, "roots", None)
         return ScratchCacheManager(roots[-1], key) if roots else original(key)
 
-    get_cache_manager.__tritonx__ = True  # type: ignore[attr-defined]
-    get_cache_manager.__wrapped__ = original  # type: ignore[attr-defined]
-    cc.get_cache_manager = get_cache_manager
+    return get_cache_manager
 
 
 class ScratchCacheManager(CacheManager):

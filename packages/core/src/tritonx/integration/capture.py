@@ -9,6 +9,7 @@ import triton
 from .. import compat
 from ..model.passes import Capture
 from ..model.target import Target
+from ..seams import core as seams_core
 
 if TYPE_CHECKING:
     from .hook import HookSlot
@@ -77,6 +78,7 @@ def capture(target: str | Target = "cuda:90", kernel: Any = None, signature: dic
     whose pipelines apply (``tritonx.capture`` passes the current one's).
     """
     tgt = Target.parse(target)
+    seams_core.install_private_cache()
     with slot.capturing() as sink, compat.private_cache():
         compile_for(tgt, kernel, signature, constexprs, options)
     return Capture(target=str(tgt), triton_version=compat.TRITON_VERSION_STR, stages=sink.stages,

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, Protocol
 
+from .. import seams
 from ..errors import PipelineError, PluginError
 from ..integration.activation import Activation
 from ..model.pipeline import Pipeline
@@ -180,9 +181,20 @@ class PluginRegistry:
                     continue
                 plugin = plugins[name]
                 self._load_natives(plugin)
-                self._enabled[name] = self._activate(plugin)
+                self._switch_on_seams(plugin)
+                try:
+                    self._enabled[name] = self._activate(plugin)
+                except Exception:
+                    seams.switch_off(name)
+                    raise
                 done.append(plugin)
         return done
+
+    @staticmethod
+    def _switch_on_seams(plugin: Plugin) -> None:
+        """Install the seams of Triton the plugin declares (its ``hooks``), before its pipelines can run."""
+        if plugin.hooks is not None:
+            seams.switch_on(plugin.name, plugin.hooks)
 
     def _activate(self, plugin: Plugin) -> Activation:
         rt = self._runtime
@@ -207,6 +219,7 @@ class PluginRegistry:
                     raise PluginError(f"plugin {name!r} is not enabled")
                 act.deactivate()
                 self._runtime.set_extra_key(f"plugin:{name}", None)
+                seams.switch_off(name)
 
     def _load_natives(self, plugin: Plugin) -> None:
         for path in plugin.native_libraries:
