@@ -33,12 +33,16 @@ from utlx.compiler.common.placeholders import Placeholder
 from utlx.compiler.common.target import from_semantic
 from utlx.language import types as tlx_types
 from utlx.language._dispatch import dispatch, register_compiler_impl
+from utlx.language._op import LANGUAGE
 
 from ..targets import BLACKWELL
-from . import gluon
+from . import clc_ptx, gluon
 
 #: Bytes of one CLC response (``.b128``): what its mbarrier is told to expect.
 RESPONSE_BYTES = 16
+
+# Requests issued by cluster CTA 0 and multicast to the cluster, as in TLX (stock Triton emits the one-CTA form).
+LANGUAGE.transform_stage("ptx", clc_ptx.rewrite, required=False)  # AMD has no ptx stage
 
 # The compile path's CLC values count as TLX's ``clc_response`` (``isinstance(r, tlx.clc_response)``).
 tlx_types.register_value_class(tlx_types.clc_response, values.ClcResponses)
@@ -96,7 +100,16 @@ def _clc_issue(_semantic: Any, clc_response_addr: Any, barrier: Any) -> None:
     require_clc(op, _semantic)
     response = _response(op, clc_response_addr, _semantic)
     bar = _expect(op, _c(barrier), values.BarrierView, "barrier")
+    # the markers make the request TLX's cluster form in the PTX (from cluster CTA 0, multicast: clc_ptx)
+    uid = clc_ptx.next_id()
+    _mark(_semantic, "begin", uid)
     placeholders.emit(_semantic, "clc_issue", {}, handles=[response.handle, bar.handle])
+    _mark(_semantic, "end", uid)
+
+
+def _mark(_semantic: Any, kind: str, uid: int) -> None:
+    b = _semantic.builder
+    b.create_inline_asm(clc_ptx.marker(kind, uid), "=r", [], [b.get_int32_ty()], False, 1)
 
 
 @register_compiler_impl("_clc_query", *BLACKWELL)
