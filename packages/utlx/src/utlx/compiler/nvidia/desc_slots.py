@@ -55,10 +55,33 @@ class _Written:
 _WRITTEN: dict[tuple[int, tuple], _Written] = {}
 
 
+class _SlotsType(values.HandleType):
+    """Type of a :class:`DescriptorSlots`: its number of slots and which allocation it is (Triton 3.6's code
+    generator rebuilds the values a loop uses from their types)."""
+
+    def __init__(self, num: int, uid: int) -> None:
+        super().__init__("desc_slots", num=num)
+        self.uid = uid
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SlotsType) and (self.num, self.uid) == (other.num, other.uid)
+
+    def __hash__(self) -> int:
+        return hash(("desc_slots", self.num, self.uid))
+
+    def mangle(self) -> str:
+        return f"Udesc_slots{self.num}u{self.uid}"
+
+    def _unflatten_ir(self, handles: list, cursor: int):
+        return DescriptorSlots(handles[cursor], self), cursor + 1
+
+
 class DescriptorSlots(values.Handle):
     """``allocate_tensor_descriptor(num)``: ``num`` descriptor slots; ``slots[i]`` or ``slots + i`` is slot ``i``."""
 
-    uid: int
+    @property
+    def uid(self) -> int:
+        return self.type.uid
 
     def __getitem__(self, idx: Any, _semantic: Any = None) -> DescriptorSlot:
         return _slot_of(self, idx, "allocate_tensor_descriptor slots[i]")
@@ -127,9 +150,7 @@ def allocate_tensor_descriptor(_semantic: Any, num: Any) -> DescriptorSlots:
     n = _c(num)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise UtlxCompileError(op, f"'num' must be a compile-time int >= 1, got {_show(n)}")
-    slots = DescriptorSlots(_semantic.builder.get_int32(0), values.HandleType("desc_slots", num=n))
-    slots.uid = next(_IDS)
-    return slots
+    return DescriptorSlots(_semantic.builder.get_int32(0), _SlotsType(n, next(_IDS)))
 
 
 def make_into_slot(_semantic: Any, desc_ptr: Any, make: Any) -> Any:
