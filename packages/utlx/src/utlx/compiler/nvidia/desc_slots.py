@@ -17,8 +17,11 @@ memory of slot ``i`` and descriptors still read from the other slots stay intact
 in TLX. ``reinterpret_tensor_descriptor(slots[i], ...)`` then returns the descriptor that the last make into
 ``slots[i]`` (the same slot array, the same index value or constant) yielded, which reads exactly the memory that
 make wrote. What cannot be resolved while tracing is a compile error naming the op: reading a slot no make in
-scope wrote (another index expression, a make in a branch or loop that does not enclose the read, a slot passed
-through a function call), or with another block shape or element type than the make's.
+scope wrote (another index expression, a make in a loop that does not enclose the read, a slot passed through a
+function call), or with another block shape or element type than the make's. One case is left to Triton's IR
+verifier: a make inside an ``if`` read after the ``if`` (the code generator traces an ``if`` body in a block of the
+enclosing region, so the scope check cannot see it; the verifier then says the descriptor does not dominate
+its use).
 """
 
 from __future__ import annotations
