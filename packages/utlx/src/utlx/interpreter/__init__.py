@@ -11,6 +11,7 @@ from utlx.interpreter import (  # noqa: F401
     ops_amd,
     ops_barrier,
     ops_blackwell,
+    ops_clc,
     ops_fork_cuda,
     ops_mem,
     ops_mma,

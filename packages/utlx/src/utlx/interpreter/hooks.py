@@ -5,7 +5,8 @@
    happens to the utlx ops (on the ``utlx`` module, its submodules, and names a kernel imported with
    ``from utlx import ...``), and so each launch gets fresh utlx state.
 2. ``FunctionRewriter.ast_transformer``: the interpreter re-parses each kernel before running it; we run
-   :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads.
+   :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads, and
+   :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped.
 
 And one fix of the interpreter itself: its ``tl.dot`` multiplies the raw storage of its operands, and bf16 is
 stored as uint16 bit patterns, so a bf16 ``tl.dot`` under ``TRITON_INTERPRET=1`` multiplies bit patterns
@@ -26,6 +27,7 @@ from tritonx.seams import Seam
 
 from utlx import compat as _compat
 from utlx.interpreter import state as _state
+from utlx.interpreter.ops_clc import guard_cancelled
 from utlx.interpreter.tasks import rewrite_tasks
 from utlx.language._op import is_utlx_op
 
@@ -154,7 +156,7 @@ class _TransformerChain:
         self.original = original
 
     def visit(self, tree: ast.AST) -> ast.AST:
-        return self.original.visit(rewrite_tasks(tree))
+        return self.original.visit(guard_cancelled(rewrite_tasks(tree)))
 
 
 #: The interpreter's two extension points and the bf16 fix, as seams of stock Triton (installed by tritonx.seams
