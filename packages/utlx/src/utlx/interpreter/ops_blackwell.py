@@ -1,10 +1,15 @@
-"""Ops that only Blackwell (sm_100) has, under the interpreter: a clear error naming the op.
+"""Blackwell (sm_100) semantics under the interpreter: tcgen05 MMA completion, and clear errors for the rest.
 
-Why errors and not CPU bodies: the interpreter models a Hopper CTA (wgmma, TMA, mbarriers, clusters of one
-CTA). These ops drive hardware Hopper lacks (tensor-memory copies, block-scaled tcgen05 MMAs), so a CPU result
-would describe no GPU the kernel could run on. Blackwell ops that do have a plain meaning on the CPU keep one:
-``local_alloc(storage=tmem)``, ``async_dot`` with ``mBarriers`` and ``tcgen05_commit`` (completion modelled as
-immediate), and cluster launch control (a queue of the programs not yet run: ``ops_clc``).
+TMEM is storage like shared memory (``local_alloc(storage=tmem)`` in ``ops_mem``). An ``async_dot`` into a TMEM
+accumulator is a tcgen05 MMA: without ``mBarriers`` (and not ``force_async``) the compiled code waits for it at
+once; otherwise it stays in flight, reading A/B and writing the accumulator, until a barrier it (or a later
+``tcgen05_commit`` of the same task) arrives on is observed by a ``barrier_wait``. PTX orders the tcgen05 ops of
+one thread: they execute in issue order and a commit tracks all earlier ones, so a later MMA of the same task
+touching the same TMEM is no hazard, while a ``local_load`` of the accumulator before the wait is.
+
+The data moves eagerly (results are right whenever the kernel is); the checker keeps what is in flight.
+
+Ops without a CPU meaning here raise a clear error naming the op (``SM100_ONLY``).
 """
 
 from __future__ import annotations
@@ -12,7 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
+from utlx.interpreter import state as _state
+from utlx.interpreter.barriers import Barrier
+from utlx.interpreter.errors import SourceLocation, UtlxInterpreterError, kernel_location, where
+from utlx.interpreter.memory import BufferView
+from utlx.interpreter.ops_mem import _barrier
+from utlx.interpreter.state import InFlight
 from utlx.language._dispatch import register_interpreter_impl
 
 #: op -> what it drives on Blackwell (for the message).
@@ -40,3 +50,23 @@ def _raiser(op: str, what: str) -> Callable[..., Any]:
 for _op, _what in SM100_ONLY.items():
     register_interpreter_impl(_op)(_raiser(_op, _what))
 del _op, _what
+
+
+def is_tmem(view: BufferView) -> bool:
+    """Does ``view`` live in tensor memory (so an MMA into it is a tcgen05 MMA)?"""
+    return view.alloc.storage == "tmem"
+
+
+def tcgen05_issue(st: _state.ProgramState, reads: list[InFlight], write: InFlight, barriers: list[Barrier],
+                  loc: SourceLocation | None) -> None:
+    """Record an asynchronous tcgen05 MMA and the arrival its ``mBarriers`` make when it completes."""
+    st.tcgen05_issue(reads, [write])
+    for bar in barriers:
+        st.tcgen05_commit(bar, "async_dot", loc)
+
+
+@register_interpreter_impl("tcgen05_commit")
+def tcgen05_commit(_semantic: Any, mBarrier: Any, two_ctas: Any) -> None:
+    """Arrive on ``mBarrier`` when every tcgen05 op this task issued so far completes."""
+    bar = _barrier(mBarrier, "tcgen05_commit", "mBarrier")
+    _state.current().tcgen05_commit(bar, "tcgen05_commit", kernel_location())

@@ -11,6 +11,7 @@ from utlx import compat as _compat
 from utlx.interpreter import state as _state
 from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.memory import BufferView
+from utlx.interpreter.ops_blackwell import is_tmem, tcgen05_issue
 from utlx.interpreter.ops_mem import _barrier
 from utlx.interpreter.state import InFlight
 from utlx.language._dispatch import register_interpreter_impl as impl
@@ -25,9 +26,10 @@ def _as_f32(_semantic: Any, data: np.ndarray, dtype: tl.dtype) -> np.ndarray:
     return _compat.tensor_data(_compat.make_tensor(data, dtype).to(tl.float32, _semantic=_semantic))
 
 
-def _operand(_semantic: Any, value: Any, op_arg: str, st: _state.ProgramState, loc: Any) -> tuple[np.ndarray, Any]:
+def _operand(_semantic: Any, value: Any, op_arg: str, st: _state.ProgramState, loc: Any,
+             tcgen05: bool = False) -> tuple[np.ndarray, Any]:
     if isinstance(value, BufferView):
-        st.check_read(value, "async_dot", loc)
+        st.check_read(value, "async_dot", loc, tcgen05)
         return _as_f32(_semantic, value.data, value.dtype), value
     if isinstance(value, tl.tensor):
         return _as_f32(_semantic, _compat.tensor_data(value), value.dtype), None
@@ -41,17 +43,18 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any, use_acc: Any, pred: Any,
     if not _compat.to_bool(pred, "async_dot pred"):
         return acc
     st = _state.current()
-    a, a_buf = _operand(_semantic, A, "A", st, loc)
-    b, b_buf = _operand(_semantic, B, "B", st, loc)
+    acc_buf = acc if isinstance(acc, BufferView) else None
+    tcgen05 = acc_buf is not None and is_tmem(acc_buf)
+    a, a_buf = _operand(_semantic, A, "A", st, loc, tcgen05)
+    b, b_buf = _operand(_semantic, B, "B", st, loc, tcgen05)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise UtlxInterpreterError(f"async_dot: shapes {list(a.shape)} @ {list(b.shape)} do not chain{where(loc)}")
     result = np.matmul(a, b, dtype=np.float32)
     keep = True if use_acc is None else _compat.to_bool(use_acc, "async_dot use_acc")
     out_ty = _unwrap(out_dtype) or tl.float32
-    acc_buf = acc if isinstance(acc, BufferView) else None
     if acc is not None and keep:
         if acc_buf is not None:
-            st.check_read(acc_buf, "async_dot", loc)
+            st.check_read(acc_buf, "async_dot", loc, tcgen05)
             prev = _as_f32(_semantic, acc_buf.data, acc_buf.dtype)
         else:
             prev = _as_f32(_semantic, _compat.tensor_data(acc), acc.dtype)
@@ -61,13 +64,17 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any, use_acc: Any, pred: Any,
         result = result + prev
     barriers = [_barrier(m, "async_dot", "mBarriers") for m in (_unwrap(mBarriers) or ())]
     if acc_buf is not None:
-        st.check_write(acc_buf, "async_dot", loc)
+        st.check_write(acc_buf, "async_dot", loc, tcgen05)
     out = _compat.make_tensor(result, tl.float32)
     if out_ty != tl.float32 or (acc_buf is not None and acc_buf.dtype != tl.float32):
         out = out.to(acc_buf.dtype if acc_buf is not None else out_ty, _semantic=_semantic)
     reads = [InFlight("async_dot", v.region, v.name, loc) for v in (a_buf, b_buf) if v is not None]
-    if barriers:
-        # tcgen05 style: completion is signalled on the barriers (modelled as immediate).
+    if tcgen05:
+        # Asynchronous only with mBarriers or force_async; otherwise the compiled MMA is waited for at once.
+        if barriers or _compat.to_bool(force_async, "async_dot force_async"):
+            tcgen05_issue(st, reads, InFlight("async_dot", acc_buf.region, acc_buf.name, loc), barriers, loc)
+    elif barriers:
+        # wgmma with mBarriers: completion is signalled on the barriers (modelled as immediate).
         for bar in barriers:
             bar.arrive(1, "async_dot", loc)
     else:
@@ -87,9 +94,3 @@ def async_dot_wait(_semantic: Any, pendings: Any, inp: Any) -> Any:
     while len(task.dots) > n:
         task.dots.popleft()
     return inp
-
-
-@impl("tcgen05_commit")
-def tcgen05_commit(_semantic: Any, mBarrier: Any, two_ctas: Any) -> None:
-    # Every earlier tcgen05 op has completed in this model: the commit's arrival happens now.
-    _barrier(mBarrier, "tcgen05_commit", "mBarrier").arrive(1, "tcgen05_commit", kernel_location())

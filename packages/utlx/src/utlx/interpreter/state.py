@@ -53,6 +53,32 @@ class TaskAsync:
     groups: deque[list[InFlight]] = field(default_factory=deque)
     dots: deque[list[InFlight]] = field(default_factory=deque)
     stores: deque[list[InFlight]] = field(default_factory=deque)
+    tcgen05: list[Tcgen05Op] = field(default_factory=list)  # issued tcgen05 MMAs not yet known complete
+    tcgen05_issued: int = 0  # sequence number of the task's last tcgen05 op
+
+
+@dataclass
+class Tcgen05Op:
+    """One asynchronous tcgen05 MMA: what it reads (A, B) and writes (the TMEM accumulator) until it completes.
+
+    Why a sequence number: tcgen05 ops issued by one thread execute in issue order, and a ``tcgen05.commit``
+    (explicit, or the one an MMA's ``mBarriers`` imply) tracks every earlier one of that thread, so the
+    completion a barrier signals retires a *prefix* of the task's ops.
+    """
+
+    seq: int
+    reads: list[InFlight]
+    writes: list[InFlight]
+
+
+@dataclass
+class Tcgen05Signal:
+    """A commit of task ``task``'s tcgen05 ops up to ``seq``, arriving on ``barrier`` in phase ``completion``."""
+
+    barrier: Barrier
+    completion: int
+    task: object
+    seq: int
 
 
 _thread = threading.local()
@@ -78,6 +104,7 @@ class ProgramState:
         self.unfenced: list[InFlight] = []
         self.regions: list[object] = []  # open async_tasks regions (tasks.TaskRegion)
         self.named_barriers: dict[int, object] = {}  # bar id -> barriers.NamedBarrier
+        self.tcgen05_signals: list[Tcgen05Signal] = []
 
     # -- queues ------------------------------------------------------------------------------------
     def task(self) -> TaskAsync:
@@ -97,12 +124,25 @@ class ProgramState:
     def _all(self, attr: str) -> list[InFlight]:
         return [f for t in self.tasks.values() for group in getattr(t, attr) for f in group]
 
+    def _tcgen05(self, same_task_ordered: bool, *attrs: str) -> list[InFlight]:
+        """In-flight tcgen05 accesses; a tcgen05 op skips its own task's (they run before it, in order)."""
+        me = current_task_key()
+        return [f for key, t in self.tasks.items() if not (same_task_ordered and key == me)
+                for op in t.tcgen05 for attr in attrs for f in getattr(op, attr)]
+
     # -- checks --------------------------------------------------------------------------------------
-    def check_read(self, view: BufferView, op: str, loc: SourceLocation | None) -> None:
-        """``op`` reads ``view``: no copy into it may still be in flight."""
+    def check_read(self, view: BufferView, op: str, loc: SourceLocation | None, tcgen05: bool = False) -> None:
+        """``op`` reads ``view``: no copy into it may still be in flight, and no tcgen05 MMA may still be writing
+        it (unless ``op`` is itself a tcgen05 op of the same task: those execute in issue order)."""
         if not self.checks:
             return
         region = view.region
+        for f in self._tcgen05(tcgen05, "writes"):
+            if f.region.overlaps(region):
+                raise UtlxHazardError(
+                    f"{op} reads {view.name}{where(loc)} while {f.describe()} may still be writing it (wait on a "
+                    f"barrier of that MMA's mBarriers, or of a later tcgen05_commit, first)"
+                )
         for t in self.tasks.values():
             for f in t.uncommitted:
                 if f.region.overlaps(region):
@@ -125,11 +165,18 @@ class ProgramState:
                     f"(barrier_wait on {f.barrier.name if f.barrier else '?'} for the phase it completes first)"
                 )
 
-    def check_write(self, view: BufferView, op: str, loc: SourceLocation | None) -> None:
-        """``op`` writes ``view``: no async op may still read it, and no copy may still be writing it."""
+    def check_write(self, view: BufferView, op: str, loc: SourceLocation | None, tcgen05: bool = False) -> None:
+        """``op`` writes ``view``: no async op may still read it, and no copy may still be writing it
+        (``tcgen05``: ``op`` is a tcgen05 op, ordered after the issuing task's earlier ones)."""
         if not self.checks:
             return
         region = view.region
+        for f in self._tcgen05(tcgen05, "reads", "writes"):
+            if f.region.overlaps(region):
+                raise UtlxHazardError(
+                    f"{op} overwrites {view.name}{where(loc)} while {f.describe()} may still be using it (wait on a "
+                    f"barrier of that MMA's mBarriers, or of a later tcgen05_commit, first)"
+                )
         for f in self._all("dots"):
             if f.region.overlaps(region):
                 raise UtlxHazardError(
@@ -160,11 +207,41 @@ class ProgramState:
                     f"fence_async_shared() in between (the TMA engine may read stale shared memory)"
                 )
 
+    def fence_for(self, view: BufferView) -> None:
+        """A fence.proxy.async the compiler inserts before an async-proxy read of ``view``."""
+        self.unfenced = [f for f in self.unfenced if not f.region.overlaps(view.region)]
+
     # -- completions -------------------------------------------------------------------------------
     def barrier_observed(self, barrier: Barrier) -> None:
         """A wait on ``barrier`` passed: copies tracked by every completed phase are now visible."""
         done = barrier.completions
         self.tma_loads = [f for f in self.tma_loads if not (f.barrier is barrier and f.completion <= done)]
+        keep = []
+        for sig in self.tcgen05_signals:
+            if sig.barrier is barrier and sig.completion <= done:
+                task = self.tasks.get(sig.task)
+                if task is not None:
+                    task.tcgen05 = [op for op in task.tcgen05 if op.seq > sig.seq]
+            else:
+                keep.append(sig)
+        self.tcgen05_signals = keep
+
+    def tcgen05_issue(self, reads: list[InFlight], writes: list[InFlight]) -> None:
+        """The running task issued an asynchronous tcgen05 MMA."""
+        task = self.task()
+        task.tcgen05_issued += 1
+        task.tcgen05.append(Tcgen05Op(task.tcgen05_issued, reads, writes))
+
+    def tcgen05_commit(self, barrier: Barrier, op: str, loc: SourceLocation | None) -> None:
+        """Arrive on ``barrier`` once every tcgen05 op the running task issued so far has completed.
+
+        The data is already there (ops run eagerly), so the arrival happens now; what is recorded is which
+        ops a wait observing that phase retires."""
+        task = self.task()
+        completion = barrier.completions + 1
+        barrier.arrive(1, op, loc)
+        if task.tcgen05:
+            self.tcgen05_signals.append(Tcgen05Signal(barrier, completion, current_task_key(), task.tcgen05_issued))
 
 
 _states: dict[tuple[object, ...], ProgramState] = {}
