@@ -8,6 +8,8 @@
    :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads, and
    :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped.
 
+The patch-lang seam also gives ``tl.map_elementwise`` a body for the launch (:mod:`utlx.interpreter.map_elementwise`).
+
 And one fix of the interpreter itself: its ``tl.dot`` multiplies the raw storage of its operands, and bf16 is
 stored as uint16 bit patterns, so a bf16 ``tl.dot`` under ``TRITON_INTERPRET=1`` multiplies bit patterns
 (relative error ~1e9 on random data, Triton 3.6-3.9). :func:`bf16_dot` computes bf16 operands in float32
@@ -27,6 +29,7 @@ from tritonx.seams import Seam
 
 from utlx import compat as _compat
 from utlx.interpreter import state as _state
+from utlx.interpreter.map_elementwise import map_elementwise
 from utlx.interpreter.ops_clc import guard_cancelled
 from utlx.interpreter.tasks import rewrite_tasks
 from utlx.language._op import is_utlx_op
@@ -98,6 +101,16 @@ class _ScopeProxy:
         return getattr(self._scope, name)
 
 
+def _patch_map_elementwise(scope: Any) -> None:
+    """Give ``tl.map_elementwise`` an interpreter body for this launch (``scope.restore`` undoes it)."""
+    import triton.language as tl_pkg
+    from triton.language import core as tl_core
+
+    for module in (tl_pkg, tl_core):
+        if hasattr(module, "map_elementwise"):
+            scope.set_attr(module, "map_elementwise", map_elementwise)
+
+
 def _wrap_patch_lang(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def _patch_lang(fn: Any) -> Any:
         scope = original(fn)
@@ -107,6 +120,7 @@ def _wrap_patch_lang(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         if outer:
             _state.begin_launch()
         _patch_utlx(fn)
+        _patch_map_elementwise(scope)
         return _ScopeProxy(scope, outer)
 
     _patch_lang.__wrapped__ = original  # type: ignore[attr-defined]

@@ -28,10 +28,15 @@ class Region:
     index_hi: int
     ranges: tuple[tuple[int, int], ...]
     layout_id: int = 0  # differs for allocations aliasing the same storage (``reuse=``): compare conservatively
+    tmem: tuple[int, int, int, int] | None = None  # tensor memory: lanes [lo, hi) x 32-bit columns [lo, hi)
 
     def overlaps(self, other: Region) -> bool:
         if self.alloc_id != other.alloc_id:
             return False
+        if self.tmem is not None and other.tmem is not None:  # exact: same lanes and columns of one TMEM block
+            l0, l1, c0, c1 = self.tmem
+            m0, m1, d0, d1 = other.tmem
+            return l0 < m1 and m0 < l1 and c0 < d1 and d0 < c1
         if self.layout_id != other.layout_id:
             return True
         if self.index_hi <= other.index_lo or other.index_hi <= self.index_lo:
@@ -57,6 +62,9 @@ class Allocation:
     def __post_init__(self) -> None:
         np_dtype = _compat.np_dtype(self.dtype)
         self.layout_id = next(_ALLOC_IDS)
+        if self.storage == "tmem":
+            self._place_in_tmem(np_dtype)
+            return
         if self.reuse is None:
             self.data = np.zeros((self.num, *self.shape), dtype=np_dtype)
             self.alloc_id = self.layout_id
@@ -70,6 +78,56 @@ class Allocation:
             )
         self.data = raw[:needed].view(np_dtype).reshape((self.num, *self.shape))
         self.alloc_id = self.reuse.alloc_id
+
+    # -- tensor memory --------------------------------------------------------------------------
+    #: 32-bit TMEM columns one buffer of this allocation spans (set for storage == "tmem")
+    tmem_columns: int = field(init=False, default=0)
+    tmem_lanes: int = field(init=False, default=0)
+    tmem_root: np.ndarray | None = field(init=False, default=None)
+
+    def _place_in_tmem(self, np_dtype: np.dtype) -> None:
+        """Lay the buffers out as tensor memory does: rows are lanes, and buffer ``i`` takes the next
+        ``tmem_columns`` 32-bit columns (16-bit elements two to a column, 8-bit four). ``reuse=`` starts at the
+        same column as the allocation it reuses, so ``p_tiles[1]`` of Meta's attention kernels is the upper half
+        of ``qk_tiles[0]`` and ``alpha_tiles[k]`` its column ``k``, as on the GPU."""
+        if len(self.shape) != 2:
+            raise UtlxInterpreterError(f"local_alloc(storage=tmem): {self.name} must be 2-D (lanes x columns), got "
+                                       f"shape {list(self.shape)}")
+        lanes, cols = self.shape
+        per_column = 4 // np_dtype.itemsize if np_dtype.itemsize < 4 else 1
+        if np_dtype.itemsize > 4 or cols % per_column:
+            raise UtlxInterpreterError(f"local_alloc(storage=tmem): {self.name} of {cols} {self.dtype} columns does "
+                                       f"not fill whole 32-bit TMEM columns")
+        self.tmem_lanes, self.tmem_columns = lanes, cols // per_column
+        total = self.num * self.tmem_columns
+        if self.reuse is None:
+            self.tmem_root = np.zeros((lanes, total), dtype=np.uint32)
+            self.alloc_id = self.layout_id
+        else:
+            root = self.reuse.tmem_root
+            if root is None:
+                raise UtlxInterpreterError(f"local_alloc(storage=tmem, reuse={self.reuse.name}): {self.reuse.name} is "
+                                           f"not in tensor memory")
+            if lanes > root.shape[0] or total > root.shape[1]:
+                raise UtlxInterpreterError(
+                    f"local_alloc(storage=tmem, reuse={self.reuse.name}): {self.name} needs {lanes} lanes x {total} "
+                    f"columns but {self.reuse.name} has {root.shape[0]} x {root.shape[1]}")
+            self.tmem_root = root
+            self.alloc_id = self.reuse.alloc_id
+        root = self.tmem_root
+        words = np.lib.stride_tricks.as_strided(
+            root, shape=(self.num, lanes, self.tmem_columns),
+            strides=(self.tmem_columns * root.strides[1], root.strides[0], root.strides[1]))
+        self.data = words.view(np_dtype)
+
+    def tmem_footprint(self, index_lo: int, index_hi: int, ranges: tuple[tuple[int, int], ...]
+                       ) -> tuple[int, int, int, int]:
+        """Lanes and 32-bit columns that buffers ``[index_lo, index_hi)`` sliced to ``ranges`` occupy."""
+        (r0, r1), (e0, e1) = ranges
+        per_column = self.shape[1] // self.tmem_columns
+        first = index_lo * self.tmem_columns + e0 // per_column
+        last = (index_hi - 1) * self.tmem_columns + -(-e1 // per_column)
+        return r0, r1, first, last
 
 
 class BufferView:
@@ -145,6 +203,10 @@ class BufferView:
             arr = np.transpose(arr, self.perm)
         if self.reinterpret is not None:
             dtype, shape = self.reinterpret
+            if arr.flags.c_contiguous or self.alloc.tmem_root is None:
+                pass
+            elif arr.strides[-1] == arr.itemsize and arr.ndim == len(shape) and shape[:-1] == arr.shape[:-1]:
+                return arr.view(_compat.np_dtype(dtype))  # TMEM rows: a dtype view along the columns
             if not arr.flags.c_contiguous:
                 raise UtlxInterpreterError(f"local_reinterpret: buffer {self.name} is not contiguous")
             arr = arr.view(_compat.np_dtype(dtype)).reshape(shape)
@@ -153,7 +215,8 @@ class BufferView:
     @property
     def region(self) -> Region:
         lo, hi = (0, self.alloc.num) if self.index is None else (self.index, self.index + 1)
-        return Region(self.alloc.alloc_id, lo, hi, self.slices, self.alloc.layout_id)
+        tmem = self.alloc.tmem_footprint(lo, hi, self.slices) if self.alloc.tmem_root is not None else None
+        return Region(self.alloc.alloc_id, lo, hi, self.slices, self.alloc.layout_id, tmem)
 
     @property
     def nbytes(self) -> int:
