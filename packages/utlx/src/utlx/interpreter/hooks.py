@@ -6,7 +6,8 @@
    ``from utlx import ...``), and so each launch gets fresh utlx state.
 2. ``FunctionRewriter.ast_transformer``: the interpreter re-parses each kernel before running it; we run
    :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads, and
-   :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped.
+   :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped, and
+   :func:`utlx.interpreter.minmax.rewrite_minmax` so ``min``/``max`` on tensors mean ``tl.minimum``/``tl.maximum``.
 
 The patch-lang seam also gives ``tl.map_elementwise`` a body for the launch (:mod:`utlx.interpreter.map_elementwise`).
 
@@ -28,8 +29,10 @@ from tritonx import seams
 from tritonx.seams import Seam
 
 from utlx import compat as _compat
+from utlx.interpreter import shifts as _shifts
 from utlx.interpreter import state as _state
 from utlx.interpreter.map_elementwise import map_elementwise
+from utlx.interpreter.minmax import rewrite_minmax
 from utlx.interpreter.ops_clc import guard_cancelled
 from utlx.interpreter.tasks import rewrite_tasks
 from utlx.language._op import is_utlx_op
@@ -170,7 +173,7 @@ class _TransformerChain:
         self.original = original
 
     def visit(self, tree: ast.AST) -> ast.AST:
-        return self.original.visit(guard_cancelled(rewrite_tasks(tree)))
+        return self.original.visit(rewrite_minmax(guard_cancelled(rewrite_tasks(tree))))
 
 
 #: The interpreter's two extension points and the bf16 fix, as seams of stock Triton (installed by tritonx.seams
@@ -187,6 +190,11 @@ SEAMS: tuple[Seam, ...] = (
          make=bf16_dot,
          reason="the interpreter's bf16 tl.dot multiplies uint16 bit patterns (Triton 3.6-3.9); utlx computes it in "
                 "float32"),
+    *(Seam(f"utlx.interpreter-{op}-width", where=lambda op=op: (_compat.interpreter_builder_class(), f"create_{op}"),
+           make=getattr(_shifts, op),
+           reason=f"numpy's {op} by >= the bit width is undefined; the GPU (PTX) clamps the count: utlx gives the "
+                  f"GPU's result under TRITON_INTERPRET=1")
+      for op in ("shl", "lshr", "ashr")),
 )
 
 
