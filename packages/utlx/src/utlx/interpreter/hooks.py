@@ -31,6 +31,7 @@ from tritonx.seams import Seam
 from utlx import compat as _compat
 from utlx.interpreter import shifts as _shifts
 from utlx.interpreter import state as _state
+from utlx.interpreter.inline_asm import create_inline_asm
 from utlx.interpreter.map_elementwise import map_elementwise
 from utlx.interpreter.minmax import rewrite_minmax
 from utlx.interpreter.ops_clc import guard_cancelled
@@ -195,6 +196,10 @@ SEAMS: tuple[Seam, ...] = (
            reason=f"numpy's {op} by >= the bit width is undefined; the GPU (PTX) clamps the count: utlx gives the "
                   f"GPU's result under TRITON_INTERPRET=1")
       for op in ("shl", "lshr", "ashr")),
+    Seam("utlx.interpreter-inline-asm", where=lambda: (_compat.interpreter_builder_class(), "create_inline_asm"),
+         make=create_inline_asm,
+         reason="the interpreter refuses all inline asm; utlx computes the packed fp32 / tanh PTX Meta's Blackwell "
+                "kernels inline (and refuses any other asm by name)"),
 )
 
 
