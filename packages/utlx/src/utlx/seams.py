@@ -10,6 +10,7 @@ them when utlx is disabled; ``tritonx doctor`` lists them. Each seam is declared
 * :data:`utlx.fork_surface.SEAMS`: the Triton surface only Meta's fork has and TLX code uses (``triton.Config``,
   the autotuner, launch keywords, ``GPUTarget.is_cuda_backend``, the code generator's comprehensions and
   annotations, and two Triton 3.8 behaviours on 3.6/3.7);
+* :data:`utlx.dtypes.SEAMS`: ``torch.float8_e8m0fnu`` kernel arguments (``*u8``, as Meta's fork passes them);
 * :data:`utlx.compiler.SEAMS`: replicated ``async_task`` bodies traced once per replica (``visit_With``).
 
 Where each Triton class and method lives, per version, is in :mod:`utlx.compat`.
@@ -19,11 +20,11 @@ from __future__ import annotations
 
 from tritonx.seams import Seam, hookimpl
 
-from utlx import compiler, fork_surface
+from utlx import compiler, dtypes, fork_surface
 from utlx.interpreter import hooks as interpreter_hooks
 
 
 @hookimpl
 def tritonx_seams() -> list[Seam]:
     """utlx's seams, in installation order (tritonx's hook specification, :class:`tritonx.seams.SeamSpec`)."""
-    return [*interpreter_hooks.SEAMS, *fork_surface.SEAMS, *compiler.SEAMS]
+    return [*interpreter_hooks.SEAMS, *fork_surface.SEAMS, *dtypes.SEAMS, *compiler.SEAMS]

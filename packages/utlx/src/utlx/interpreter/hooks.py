@@ -9,7 +9,8 @@
    :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped, and
    :func:`utlx.interpreter.minmax.rewrite_minmax` so ``min``/``max`` on tensors mean ``tl.minimum``/``tl.maximum``.
 
-The patch-lang seam also gives ``tl.map_elementwise`` a body for the launch (:mod:`utlx.interpreter.map_elementwise`).
+The patch-lang seam also gives ``tl.map_elementwise`` (:mod:`utlx.interpreter.map_elementwise`) and the portable
+libdevice stubs (:mod:`utlx.interpreter.libdevice`) bodies for the launch.
 
 And one fix of the interpreter itself: its ``tl.dot`` multiplies the raw storage of its operands, and bf16 is
 stored as uint16 bit patterns, so a bf16 ``tl.dot`` under ``TRITON_INTERPRET=1`` multiplies bit patterns
@@ -32,6 +33,7 @@ from utlx import compat as _compat
 from utlx.interpreter import shifts as _shifts
 from utlx.interpreter import state as _state
 from utlx.interpreter.inline_asm import create_inline_asm
+from utlx.interpreter.libdevice import INTERPRETED, stubs
 from utlx.interpreter.map_elementwise import map_elementwise
 from utlx.interpreter.minmax import rewrite_minmax
 from utlx.interpreter.ops_clc import guard_cancelled
@@ -115,6 +117,22 @@ def _patch_map_elementwise(scope: Any) -> None:
             scope.set_attr(module, "map_elementwise", map_elementwise)
 
 
+def _patch_libdevice(scope: Any, fn: Any) -> None:
+    """Give the portable libdevice stubs numpy bodies for this launch (module and kernel globals)."""
+    import triton.language.extra.libdevice as portable
+
+    stub_of = stubs()
+    for name in stub_of:
+        scope.set_attr(portable, name, INTERPRETED[name])
+    fn_globals = getattr(fn, "__globals__", None)
+    if isinstance(fn_globals, dict):
+        for name, value in list(fn_globals.items()):
+            for stub_name, stub in stub_of.items():
+                if value is stub:
+                    _records.append((fn_globals, name, value, True))
+                    fn_globals[name] = INTERPRETED[stub_name]
+
+
 def _wrap_patch_lang(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def _patch_lang(fn: Any) -> Any:
         scope = original(fn)
@@ -125,6 +143,7 @@ def _wrap_patch_lang(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
             _state.begin_launch()
         _patch_utlx(fn)
         _patch_map_elementwise(scope)
+        _patch_libdevice(scope, fn)
         return _ScopeProxy(scope, outer)
 
     _patch_lang.__wrapped__ = original  # type: ignore[attr-defined]

@@ -46,12 +46,13 @@ _DATA_ONLY = re.compile(r"^(mov\.b(32|64)|\.reg)\b")
 
 
 def instructions(asm: str) -> list[str]:
-    """The instruction names of an asm block (comments, braces and labels dropped)."""
+    """The instruction names of an asm block, in order (comments, scope braces and operands dropped)."""
     out = []
-    for stmt in re.sub(r"//[^\n]*", "", asm).replace("{", ";").replace("}", ";").split(";"):
-        stmt = stmt.strip()
-        if stmt:
-            out.append(stmt.split()[0])
+    for stmt in re.sub(r"//[^\n]*", "", asm).split(";"):
+        stmt = stmt.strip().lstrip("{}").strip()
+        name = re.match(r"[a-z][\w.]*", stmt)
+        if name:
+            out.append(name.group(0))
     return out
 
 
