@@ -136,7 +136,7 @@ def test_wait_group_without_commit_is_caught():
     _names_line(err, "tlx.async_load_wait_group(0)")
 
 
-# --------------------------------------------------------- TMA-specific: unwaited TMA load, unfenced TMA store
+# --------------------------------------------------------- TMA-specific: unwaited TMA load, TMA store after local_store
 
 
 def test_reading_tma_destination_without_barrier_wait_is_caught():
@@ -146,11 +146,12 @@ def test_reading_tma_destination_without_barrier_wait_is_caught():
     _names_line(err, "tlx.local_load(buf)")
 
 
-def test_tma_store_of_unfenced_local_store_is_caught():
-    err = _hazard(_tma_copy, fence=False)
-    msg = str(err)
-    assert "async_descriptor_store reads out" in msg and "fence_async_shared" in msg, msg
-    _names_line(err, "tlx.async_descriptor_store(dst_desc, out")
+def test_tma_store_of_unfenced_local_store_is_ordered_as_compiled():
+    # Triton's fence insertion puts a fence.proxy.async before a TMA store whose source registers wrote
+    # (compile/test_tma_store_fence.py shows it in the PTX), so this is no race; the bulk async_store
+    # stays checked (test_interp_tlx_ops.test_async_store_without_async_shared_fence_is_caught).
+    src, dst = _tma_copy(fence=False)
+    assert torch.equal(src, dst)
 
 
 def test_fenced_tma_copy_round_trip_passes():

@@ -4,13 +4,15 @@ Why: Meta's Blackwell attention kernels apply their causal mask with ``tl.map_el
 op builds a region the interpreter's builder cannot (``InterpreterBuilder`` has no ``new_block``).
 
 Semantics: the arguments are broadcast to one shape and ``scalar_fn`` maps each element (``pack`` consecutive
-elements of the last dimension per call). The body is first called once on whole tensors, which is exact for
-branch-free bodies (``tl.where``, arithmetic); a body that branches on a value (``if x > 0``) asks a block tensor
-for its truth value, and is then run element by element instead, as the compiled op does.
+elements of the last dimension per call). A branch-free body (``tl.where``, arithmetic) is called once on whole
+tensors, which is exact; a body with Python control flow (``if``, ``while``, ``a if c else b``, ``and``/``or``,
+which would ask a block tensor for one truth value) runs element by element, as the compiled op does.
 """
 
 from __future__ import annotations
 
+import ast
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -20,15 +22,13 @@ from triton.language import core as tl
 from utlx import compat as _compat
 
 
-class _Branches(Exception):
-    """``scalar_fn`` branched on a block tensor: it cannot run on whole tensors."""
-
-
-def _no_block_bool(self: Any) -> bool:
-    data = self.handle.data
-    if data.size != 1:
-        raise _Branches
-    return bool(data)
+def _has_control_flow(scalar_fn: Any) -> bool:
+    """Does the body branch in Python (so it must see one element at a time)?"""
+    src = getattr(scalar_fn, "src", None)
+    if not isinstance(src, str):
+        return True
+    tree = ast.parse(textwrap.dedent(src))
+    return any(isinstance(n, ast.If | ast.IfExp | ast.While | ast.BoolOp) for n in ast.walk(tree))
 
 
 def _call(scalar_fn: Callable[..., Any], values: list[np.ndarray], dtypes: list[Any]) -> list[tuple[np.ndarray, Any]]:
@@ -48,7 +48,8 @@ def map_elementwise(scalar_fn: Callable[..., Any], *args: Any, pack: Any = 1, _s
     pack = int(tl._unwrap_if_constexpr(pack))
     if pack < 1:
         raise ValueError(f"map_elementwise: pack must be >= 1, got {pack}")
-    tensors = [a if isinstance(a, tl.tensor) else _compat.make_tensor(np.asarray(a), tl.float32) for a in args]
+    semantic = _semantic or _compat.interpreter_semantic()
+    tensors = [a if isinstance(a, tl.tensor) else semantic.to_tensor(a) for a in args]
     datas = np.broadcast_arrays(*(np.asarray(_compat.tensor_data(t)) for t in tensors))
     dtypes = [t.dtype for t in tensors]
     shape = datas[0].shape
@@ -60,16 +61,10 @@ def map_elementwise(scalar_fn: Callable[..., Any], *args: Any, pack: Any = 1, _s
         cols = _columns(d, pack) if pack > 1 else [np.ascontiguousarray(d)]
         values += cols
         arg_types += [ty] * len(cols)
-    saved = tl.tensor.__bool__
-    tl.tensor.__bool__ = _no_block_bool  # type: ignore[method-assign]
-    try:
-        results = _call(scalar_fn, values, arg_types)
-    except _Branches:
-        results = None
-    finally:
-        tl.tensor.__bool__ = saved  # type: ignore[method-assign]
-    if results is None:
+    if _has_control_flow(scalar_fn):
         results = _per_element(scalar_fn, values, arg_types)
+    else:
+        results = _call(scalar_fn, values, arg_types)
     outs = []
     n_out = len(results) // pack
     for r in range(n_out):

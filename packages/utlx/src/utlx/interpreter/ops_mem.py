@@ -307,7 +307,7 @@ def async_descriptor_store(_semantic: Any, desc: Any, source: Any, offsets: Any,
     st.check_read(view, "async_descriptor_store", loc)
     # No fence check: the compiler puts a fence.proxy.async before every TMA store whose source registers wrote
     # (Triton's fence insertion, as Meta's fork does; the PTX of test_fence_before_tma_store_is_inserted shows
-    # it), so a local_store then async_descriptor_store is ordered as compiled. Bulk ``async_store`` gets none.
+    # it), so a local_store then async_descriptor_store is ordered as compiled. Bulk ``async_store`` stays checked.
     st.fence_for(view)
     block = [int(_unwrap(b)) for b in desc.block_shape]
     value = _compat.make_tensor(view.data.copy().reshape(block), view.dtype)
