@@ -28,6 +28,9 @@ EXPECTED = {
     "utlx.config-init", "utlx.config-all-kwargs", "utlx.config-str", "utlx.autotuner-prune-configs",
     "utlx.autotuner-init", "utlx.launch-options", "utlx.codegen-annassign", "utlx.codegen-listcomp",
     "utlx.load-cache-modifier", "utlx.aggregate-init", "utlx.gpu-target-is-cuda-backend", "utlx.codegen-with",
+    # the interpreter as the GPU computes (Blackwell tutorials), and the fork's e8m0 argument dtype
+    "utlx.interpreter-shl-width", "utlx.interpreter-lshr-width", "utlx.interpreter-ashr-width",
+    "utlx.interpreter-inline-asm", "utlx.e8m0-argument-dtype",
 }
 
 
