@@ -30,7 +30,7 @@ EXPECTED = {
     "utlx.load-cache-modifier", "utlx.aggregate-init", "utlx.gpu-target-is-cuda-backend", "utlx.codegen-with",
     # the interpreter as the GPU computes (Blackwell tutorials), and the fork's e8m0 argument dtype
     "utlx.interpreter-shl-width", "utlx.interpreter-lshr-width", "utlx.interpreter-ashr-width",
-    "utlx.interpreter-inline-asm", "utlx.e8m0-argument-dtype",
+    "utlx.interpreter-inline-asm", "utlx.interpreter-fp8-rounding", "utlx.e8m0-argument-dtype",
 }
 
 

@@ -32,6 +32,7 @@ from tritonx.seams import Seam
 from utlx import compat as _compat
 from utlx.interpreter import shifts as _shifts
 from utlx.interpreter import state as _state
+from utlx.interpreter.fp8 import create_fp_to_fp
 from utlx.interpreter.inline_asm import create_inline_asm
 from utlx.interpreter.libdevice import INTERPRETED, stubs
 from utlx.interpreter.map_elementwise import map_elementwise
@@ -219,6 +220,10 @@ SEAMS: tuple[Seam, ...] = (
          make=create_inline_asm,
          reason="the interpreter refuses all inline asm; utlx computes the packed fp32 / tanh PTX Meta's Blackwell "
                 "kernels inline (and refuses any other asm by name)"),
+    Seam("utlx.interpreter-fp8-rounding", where=lambda: (_compat.interpreter_builder_class(), "create_fp_to_fp"),
+         make=create_fp_to_fp,
+         reason="the interpreter's float->FP8 rounding drops the mantissa carry and ties-to-even (7.9 -> 4.0 in e4m3); "
+                "utlx rounds as the GPU's cvt.rn.satfinite does"),
 )
 
 
