@@ -27,7 +27,7 @@ def _as_f32(_semantic: Any, data: np.ndarray, dtype: tl.dtype) -> np.ndarray:
 
 
 def _operand(_semantic: Any, value: Any, op_arg: str, st: _state.ProgramState, loc: Any,
-             tcgen05: bool = False) -> tuple[np.ndarray, Any]:
+             *, tcgen05: bool = False) -> tuple[np.ndarray, Any]:
     if isinstance(value, BufferView):
         st.check_read(value, "async_dot", loc, tcgen05)
         return _as_f32(_semantic, value.data, value.dtype), value
@@ -45,8 +45,9 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any, use_acc: Any, pred: Any,
     st = _state.current()
     acc_buf = acc if isinstance(acc, BufferView) else None
     tcgen05 = acc_buf is not None and is_tmem(acc_buf)
-    a, a_buf = _operand(_semantic, A, "A", st, loc, tcgen05)
-    b, b_buf = _operand(_semantic, B, "B", st, loc, tcgen05)
+    ordered = {"tcgen05": True} if tcgen05 else {}  # tcgen05: after this task's earlier tcgen05 ops, in order
+    a, a_buf = _operand(_semantic, A, "A", st, loc, **ordered)
+    b, b_buf = _operand(_semantic, B, "B", st, loc, **ordered)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise UtlxInterpreterError(f"async_dot: shapes {list(a.shape)} @ {list(b.shape)} do not chain{where(loc)}")
     result = np.matmul(a, b, dtype=np.float32)
