@@ -166,6 +166,26 @@ def test_tmem_reuse_aliases_by_lane_and_column():
     assert torch.all(out[:, n // 2:] == 0)  # upper half: the zeros stored through the fp16 view
 
 
+@triton.jit
+def _tmem_reinterpret(y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    tile = tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)[0]
+    tlx.local_store(tile, tl.zeros((M, N), tl.float32) - 1.0)
+    narrow = tlx.local_reinterpret(tile, tl.float16)  # same shape, fp16 two to a column from column 0
+    tlx.local_store(narrow, tl.load(y_ptr + rm[:, None] * N + rn[None, :]))
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], tlx.local_load(tile).to(tl.int32, bitcast=True))
+
+
+def test_tmem_reinterpret_keeps_the_shape_and_packs_from_the_first_column():
+    m, n = 128, 16
+    y = torch.randn(m, n).to(torch.float16)
+    out = torch.zeros(m, n, dtype=torch.int32)
+    _tmem_reinterpret[(1,)](y, out, M=m, N=n)
+    assert torch.equal(out[:, : n // 2], y.contiguous().view(torch.int32))  # fp16 pairs in the leading columns
+    assert torch.all(out[:, n // 2:] == torch.tensor(-1.0).view(torch.int32))  # the rest untouched
+
+
 # ------------------------------------------------------------------------- TMA store: the compiler's fence
 
 

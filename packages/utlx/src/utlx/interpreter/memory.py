@@ -203,10 +203,11 @@ class BufferView:
             arr = np.transpose(arr, self.perm)
         if self.reinterpret is not None:
             dtype, shape = self.reinterpret
-            if arr.flags.c_contiguous or self.alloc.tmem_root is None:
-                pass
-            elif arr.strides[-1] == arr.itemsize and arr.ndim == len(shape) and shape[:-1] == arr.shape[:-1]:
-                return arr.view(_compat.np_dtype(dtype))  # TMEM rows: a dtype view along the columns
+            if self.alloc.tmem_root is not None:
+                # TMEM (TLX keeps the shape): the same lanes, the leading 32-bit columns read in the new dtype
+                np_dtype = _compat.np_dtype(dtype)
+                words = -(-shape[-1] * np_dtype.itemsize // 4)
+                return arr.view(np.uint32)[..., :words].view(np_dtype)[..., :shape[-1]]
             if not arr.flags.c_contiguous:
                 raise UtlxInterpreterError(f"local_reinterpret: buffer {self.name} is not contiguous")
             arr = arr.view(_compat.np_dtype(dtype)).reshape(shape)

@@ -162,6 +162,13 @@ def local_reinterpret(_semantic: Any, src: Any, dtype: Any, shape: Any, layout: 
     dtype = _unwrap(dtype)
     nbytes = view.data.nbytes
     itemsize = _compat.np_dtype(dtype).itemsize
+    if view.alloc.tmem_root is not None:  # TMEM: TLX keeps the shape; the view starts at the same column
+        new_shape = view.shape if shape is None else _ints(shape, "local_reinterpret shape")
+        if list(new_shape) != view.shape or itemsize > view.data.itemsize:
+            raise UtlxInterpreterError(f"local_reinterpret: a tensor-memory view keeps its shape and may only narrow "
+                                       f"its dtype; {view.name} is {view.shape} x {view.dtype}, asked "
+                                       f"{list(new_shape)} x {dtype}")
+        return BufferView(view.alloc, view.index, view.slices, None, (dtype, tuple(new_shape)))
     if shape is not None:
         new_shape = _ints(shape, "local_reinterpret shape")
     else:
