@@ -9,7 +9,9 @@ touching the same TMEM is no hazard, while a ``local_load`` of the accumulator b
 
 The data moves eagerly (results are right whenever the kernel is); the checker keeps what is in flight.
 
-Ops without a CPU meaning here raise a clear error naming the op (``SM100_ONLY``).
+Not modelled yet, and refused with an error naming the op (``SM100_ONLY``): ``tmem_copy`` (``tcgen05.cp``) and
+``async_dot_scaled``, whose scale factors sit in TMEM in the tcgen05 scale-factor layout the model does not lay
+out yet (a CPU result would be a guess).
 """
 
 from __future__ import annotations
@@ -33,14 +35,14 @@ SM100_ONLY: dict[str, str] = {
 
 
 class UtlxNeedsBlackwellError(UtlxInterpreterError):
-    """A Blackwell-only op was run by the CPU interpreter (which models Hopper)."""
+    """A Blackwell op the CPU interpreter does not model was run."""
 
 
 def _raiser(op: str, what: str) -> Callable[..., Any]:
     def body(_semantic: Any, *args: Any, **kwargs: Any) -> Any:
         raise UtlxNeedsBlackwellError(
-            f"{op}: needs sm_100 (Blackwell): it drives {what}, which utlx's CPU interpreter (modelling an "
-            f"sm_90 CTA) has no meaning for{where(kernel_location())}"
+            f"{op}: needs sm_100 (Blackwell): it drives {what}, whose tensor-memory scale-factor layout utlx's CPU "
+            f"interpreter does not model yet{where(kernel_location())}"
         )
 
     body.__name__ = f"{op}_needs_sm100"
