@@ -234,6 +234,13 @@ def _elementwise(x_ptr, lim_ptr, o1_ptr, o2_ptr, N: tl.constexpr):
     tl.store(o2_ptr + rows * N + cols, tl.map_elementwise(_mask_scalar, x, lim, cols & ~0xF, cols & 0xF))
 
 
+def test_map_elementwise_runs_branch_free_bodies_on_whole_tensors():
+    # element by element only where the body branches in Python (Meta's causal mask must not: 128x128 calls)
+    from utlx.interpreter.map_elementwise import _has_control_flow
+
+    assert not _has_control_flow(_mask_scalar) and _has_control_flow(_relu_branching)
+
+
 def test_map_elementwise_min_max_and_wide_shifts():
     n = 32
     x = torch.randn(n, n)

@@ -12,6 +12,7 @@ which would ask a block tensor for one truth value) runs element by element, as 
 from __future__ import annotations
 
 import ast
+import inspect
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -24,9 +25,12 @@ from utlx import compat as _compat
 
 def _has_control_flow(scalar_fn: Any) -> bool:
     """Does the body branch in Python (so it must see one element at a time)?"""
-    src = getattr(scalar_fn, "src", None)
+    src = getattr(scalar_fn, "src", None)  # a JITFunction; under the interpreter an InterpretedFunction wraps .fn
     if not isinstance(src, str):
-        return True
+        try:
+            src = inspect.getsource(getattr(scalar_fn, "fn", scalar_fn))
+        except (OSError, TypeError):
+            return True
     tree = ast.parse(textwrap.dedent(src))
     return any(isinstance(n, ast.If | ast.IfExp | ast.While | ast.BoolOp) for n in ast.walk(tree))
 
