@@ -227,7 +227,7 @@ class TritonxSettings(Settings):
         "TRITONX_NATIVE_PLUGINS", ":",
         doc="native `.so` plugins (colon-separated) checked in an isolated child process and loaded at interpreter "
             "start-up (Triton 3.7+); refused ones print one warning and are left out; each library's verdict is "
-            "remembered per (path, size, mtime, Triton install)")
+            "remembered per (path, content hash, Triton install)")
     cache_dir = ParsedField(
         "TRITONX_CACHE_DIR", lambda text: text if text else settings.user_cache_dir("tritonx"),
         default="`$XDG_CACHE_HOME/tritonx`, else `~/.cache/tritonx`",
