@@ -24,9 +24,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from .._startup import writable_by_others
 from ..compat.native import ENTRY_POINT, KNOWN_API_VERSIONS, native_loading, versions_match
 from ..errors import PluginLoadError
+from ._trust import writable_by_others
 from .elf import ElfFormatError, ElfImage, host_header
 from .info import CheckResult, NativePluginInfo
 from .installation import TritonInstall, find_triton
