@@ -51,7 +51,7 @@ def _num_stages(value: Any, limits: dict[str, int]) -> str | None:
 
 
 def _maxnreg(value: Any, limits: dict[str, int]) -> str | None:
-    if value is not None and (not _is_int(value) or not 1 <= value <= 255):
+    if not _is_int(value) or not 1 <= value <= 255:
         return "must be an int from 1 to 255 (registers per thread), or None"
     return None
 
@@ -126,6 +126,8 @@ def check_compile_options(target: Target | str, options: Mapping[str, Any] | Non
     warp_size = int(getattr(defaults, "warp_size", None) or tgt.warp_size)  # AMD: 64 on CDNA, 32 on RDNA
     limits = {"warp_size": warp_size, "max_warps": MAX_THREADS_PER_CTA // warp_size}
     for name, value in options.items():
+        if value is None:
+            continue  # Triton's backends take None as "the default"
         check = RANGES.get(name)
         problem = check(value, limits) if check is not None else _type_problem(value, fields[name])
         if problem is not None:
