@@ -112,19 +112,25 @@ def _split(value: str) -> list[str]:
 
 
 def _triton_key() -> str | None:
-    """Identity of the installed libtriton (path, size, mtime) without importing triton."""
+    """Identity of the installed libtriton without importing triton: path, size, mtime, and the inode and
+    ctime too, which a copy cannot preserve (``cp -p`` keeps the mtime); its content is not hashed, it is
+    hundreds of MB and this runs at every interpreter start."""
     try:
         spec = importlib.util.find_spec("triton")
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    lib = os.path.join(next(iter(spec.submodule_search_locations)), "_C", "libtriton.so")
+    return file_identity(os.path.join(next(iter(spec.submodule_search_locations)), "_C", "libtriton.so"))
+
+
+def file_identity(path: str) -> str | None:
+    """``realpath:size:mtime:inode:ctime`` of a file, or None when it cannot be stat'ed."""
     try:
-        st = os.stat(lib)
+        st = os.stat(path)
     except OSError:
         return None
-    return f"{os.path.realpath(lib)}:{st.st_size}:{st.st_mtime_ns}"
+    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{st.st_ctime_ns}"
 
 
 def _child_path() -> list[str]:

@@ -194,3 +194,21 @@ def test_an_empty_pythonpath_entry_never_runs_a_tritonx_folder_of_the_current_di
     assert not marker.exists()
     out = last_json(done)
     assert [(r["path"], r["check"]) for r in out["results"]] == [(str(missing), "exists")]  # the real start-up ran
+
+
+def test_the_triton_identity_changes_when_libtriton_is_replaced_by_a_copy_with_its_mtime(tmp_path):
+    """Verdicts also name the Triton install they were made for; a libtriton swapped by ``cp -p`` (same
+    size and mtime) must not pass for the one the verdicts were made against."""
+    import shutil
+
+    import tritonx._startup as startup
+
+    lib = tmp_path / "libtriton.so"
+    lib.write_bytes(b"A" * 4096)
+    before = startup.file_identity(str(lib))
+    other = tmp_path / "other.so"
+    other.write_bytes(b"B" * 4096)
+    shutil.copystat(lib, other)  # same mtime
+    os.replace(other, lib)
+    assert os.stat(lib).st_size == 4096
+    assert startup.file_identity(str(lib)) != before
