@@ -212,3 +212,23 @@ def test_the_triton_identity_changes_when_libtriton_is_replaced_by_a_copy_with_i
     os.replace(other, lib)
     assert os.stat(lib).st_size == 4096
     assert startup.file_identity(str(lib)) != before
+
+
+def test_the_elf_reader_never_blocks_on_a_fifo(tmp_path):
+    """Library search and the ELF checks read files found on the search path (``LD_LIBRARY_PATH``, RPATH):
+    a FIFO swapped in after the ``isfile`` test must raise at once, not wait for a writer."""
+    fifo = tmp_path / "libplanted.so"
+    os.mkfifo(fifo, 0o600)
+    code = f"""
+        from tritonx.native.elf import ElfImage, read_header_quick
+        print(read_header_quick({str(fifo)!r}))
+        try:
+            ElfImage({str(fifo)!r})
+        except OSError as exc:
+            print("refused:", exc.strerror)
+        """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), str(HERE)]))
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["None", "refused: not a regular file"]

@@ -7,12 +7,27 @@ module, so the start-up shim and ``check_native`` apply one rule.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
+from typing import BinaryIO
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _HASH_CHUNK = 1 << 20
+
+
+def open_regular(path: str) -> BinaryIO:
+    """``open(path, "rb")`` that never blocks: a FIFO or device planted where a library is looked for raises
+    ``OSError`` at once instead of waiting for a writer forever."""
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def content_hash(path: str) -> str | None:
