@@ -13,7 +13,6 @@ import triton
 import tritonx
 from cli_helpers import ADD_SIG
 from rich.text import Text
-from tritonx.plugins import registry
 
 
 def _lines(text: str) -> list[str]:
@@ -101,7 +100,7 @@ def broken_plugin_installed(tmp_path, monkeypatch):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tritonx-broken-demo\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[tritonx.plugins]\nbrokendemo = tritonx_broken_demo_gone.plugin:plugin\n")
     monkeypatch.syspath_prepend(str(site))
-    registry.discover(force=True)
+    tritonx.discover(force=True)
     return "brokendemo"
 
 
@@ -135,12 +134,10 @@ def test_doctor_reports_a_broken_plugin_and_exits_1(cli, broken_plugin_installed
     assert data["problems"] == ["plugin 'brokendemo' is broken"]
 
 
-def test_doctor_exits_1_for_an_incompatible_plugin(cli, no_pipelining_plugin, monkeypatch):
+def test_doctor_exits_1_for_an_incompatible_plugin(cli, no_pipelining_plugin, monkeypatch, runtime):
     """A plugin naming a pass this Triton lacks is incompatible: listed so, and doctor exits 1."""
-    from tritonx.engine import names
-
-    known = names.is_known
-    monkeypatch.setattr(names, "is_known", lambda name: name != "tritongpu-pipeline" and known(name))
+    known = runtime.names.is_known
+    monkeypatch.setattr(runtime.names, "is_known", lambda name: name != "tritongpu-pipeline" and known(name))
     result = cli("doctor")
     assert result.exit_code == 1, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("cli-test"))

@@ -215,8 +215,9 @@ def plugins_enabled(names: list[str]) -> Iterator[list[str]]:
     and a library caller may embed the app); an unknown name raises the registry's own error, which
     lists the known plugins.
     """
-    from ..plugins import registry
+    from ..runtime import current
 
+    registry = current().plugins
     known = registry.discover()
     unknown = [n for n in names if n not in known]
     if unknown:  # every name is checked before any plugin is enabled
@@ -227,10 +228,10 @@ def plugins_enabled(names: list[str]) -> Iterator[list[str]]:
     try:
         for name in names:
             if not registry.is_enabled(name):
-                registry.enable_plugins([name])
+                registry.enable([name])
                 newly.append(name)
         yield newly
     finally:
         for name in newly:
             if registry.is_enabled(name):
-                registry.disable_plugins([name])
+                registry.disable([name])

@@ -44,22 +44,22 @@ def fresh_compiles() -> Iterator[None]:
 @contextlib.contextmanager
 def stock_state() -> Iterator[None]:
     """No plugin enabled and no pipeline active inside; the previous state is restored on exit."""
-    from ..integration import activation
-    from ..plugins import registry
+    from ..runtime import current
 
-    plugins = [p.name for p in registry.list_plugins() if registry.is_enabled(p.name)]
+    rt = current()
+    plugins = [p.name for p in rt.plugins.list() if rt.plugins.is_enabled(p.name)]
     if plugins:
-        registry.disable_plugins(plugins)
-    others = list(activation.active())
+        rt.plugins.disable(plugins)
+    others = list(rt.active())
     if others:
-        activation.pop(others)
+        rt.deactivate(*others)
     try:
         yield
     finally:
         if others:
-            activation.push(others)
+            rt.activate(*others)
         if plugins:
-            registry.enable_plugins(plugins)
+            rt.plugins.enable(plugins)
 
 
 def is_text(value: Any) -> bool:

@@ -38,13 +38,14 @@ def _gpu() -> dict[str, Any]:
 
 def _plugin_health(plugin: Any) -> dict[str, Any]:
     """Enabled? Native checks passed? Do the pipelines' pass names exist in this Triton?"""
-    from ..engine import names
     from ..model.edits import NamedPass, PassEdit
+    from ..runtime import current
 
     info = describe_plugin(plugin)
     edits = [e for p in plugin.pipelines for e in p.edits if isinstance(e, PassEdit)]
     referenced = {e.selector.name for e in edits}
     referenced |= {e.new.name for e in edits if isinstance(getattr(e, "new", None), NamedPass)}
+    names = current().names
     unknown = sorted(n for n in referenced if not names.is_known(n))
     natives_ok = all(lib["ok"] for lib in info["native_libraries"])
     compatible = natives_ok and not unknown
@@ -73,8 +74,7 @@ def collect() -> dict[str, Any]:
     import tritonx
 
     from .. import compat
-    from ..integration import hook
-    from ..plugins import registry
+    from ..runtime import current
     from ..settings import settings
 
     try:
@@ -85,7 +85,7 @@ def collect() -> dict[str, Any]:
         backend_names = [f"error: {exc}"]
     try:
         broken = [_broken_health(name, reason) for name, reason in broken_entries().items()]
-        plugins = broken + [_plugin_health(p) for p in registry.list_plugins()]
+        plugins = broken + [_plugin_health(p) for p in current().plugins.list()]
         plugin_error = None
     except Exception as exc:  # discovery itself failed: the rest of the report still matters
         plugins, plugin_error = [], f"{type(exc).__name__}: {exc}"
@@ -97,7 +97,7 @@ def collect() -> dict[str, Any]:
         "backends": backend_names,
         "python": f"{platform.python_version()} ({sys.executable})",
         "platform": platform.platform(),
-        "hook": hook.status(),
+        "hook": current().hook.status(),
         "cache_dir": triton.knobs.cache.dir,
         **{var: env[var] for var in ("TRITON_INTERPRET", "TRITONX_PLUGINS", "TRITONX_NATIVE_PLUGINS")},
         "plugins": plugins,

@@ -49,10 +49,8 @@ def register(app: typer.Typer) -> None:
         """Show each stage's passes (index, name, adder, args) and which active pipeline edits them."""
         import tritonx
 
-        from ..integration import activation
-
         with plugins_enabled(split_names(plugins)):
-            active = [p.name for p in activation.active()]
+            active = [p.name for p in tritonx.active()]
             with compiler_output(f"the probe kernel for {target}"):
                 cap = tritonx.capture(target)
         stages = list(cap.stage_order)

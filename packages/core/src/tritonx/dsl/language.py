@@ -258,9 +258,9 @@ class Language:
 
     def require_active(self, op_name: str, target: KernelTarget) -> None:
         """Raise unless the compile being traced on this thread uses the language's pipeline."""
-        from .. import _current
+        from ..integration.hook import compiling_pipelines
 
-        pipelines = _current.runtime().hook.compiling_pipelines()
+        pipelines = compiling_pipelines()
         if pipelines is not None and self.active_in(pipelines):
             return
         raise DslError(

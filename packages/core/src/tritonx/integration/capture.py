@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import triton
 
-from .. import _current, compat
+from .. import compat
 from ..model.passes import Capture
 from ..model.target import Target
 from .options import check_compile_options
+
+if TYPE_CHECKING:
+    from .hook import HookSlot
 
 
 def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, str] | None = None,
@@ -66,14 +69,16 @@ def divisible(n: int, by: int = 16) -> dict[Any, Any]:
 
 
 def capture(target: str | Target = "cuda:90", kernel: Any = None, signature: dict[str, str] | None = None,
-            constexprs: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Capture:
+            constexprs: dict[str, Any] | None = None, options: dict[str, Any] | None = None, *,
+            slot: HookSlot) -> Capture:
     """Every stage's pass list for ``target`` (stock, or with the active pipelines' edits marked).
 
     Compiles ``kernel`` (default: a small pipelined matmul) with Triton's cache bypassed, so the
-    stages really run. Pass lists depend on the target, the options and sometimes the kernel.
+    stages really run. Pass lists depend on the target, the options and sometimes the kernel. ``slot``
+    is the hook slot of the runtime whose pipelines apply (``tritonx.capture`` passes the current one's).
     """
     tgt = Target.parse(target)
-    with _current.runtime().hook.capturing() as sink, triton.knobs.compilation.scope():
+    with slot.capturing() as sink, triton.knobs.compilation.scope():
         triton.knobs.compilation.always_compile = True
         compile_for(tgt, kernel, signature, constexprs, options)
     return Capture(target=str(tgt), triton_version=compat.TRITON_VERSION_STR, stages=sink.stages,

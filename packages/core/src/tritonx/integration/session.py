@@ -31,6 +31,7 @@ from ..model.edits import (
 )
 from ..model.passes import PassInfo
 from ..model.pipeline import BINARY_STAGES, MLIR_STAGES, TEXT_STAGES, Pipeline
+from ..model.target import KernelTarget, Target
 from .context import PassContext
 from .recorder import RecordingPassManager, recording_stage
 
@@ -63,8 +64,7 @@ class CompileSession:
         self.pipelines = tuple(pipelines)
         self.kernel = kernel
         self.sink = sink
-        target = backend.target
-        self.target = f"{target.backend}:{target.arch}"
+        self.target = KernelTarget.of_compile(backend.target, options)
         self.edits: list[Edit] = [e for p in self.pipelines for e in p.edits]
         self.matched: set[int] = set()
         self._check_static_conflicts()
@@ -235,7 +235,7 @@ class CompileSession:
             ) from exc
 
 
-def check_stage_result(edit: StageEdit, stage: str, out: Any, target: str) -> None:
+def check_stage_result(edit: StageEdit, stage: str, out: Any, target: Target) -> None:
     """A replaced stage must hand the next stage what the stock one would; say so before Triton trips."""
     expected = stage_result_type(stage)
     if expected is None or isinstance(out, expected[0]):

@@ -5,7 +5,8 @@ lazy (nothing is imported at ``import triton`` or ``import tritonx``: only when 
 listed or enabled). ``TRITONX_PLUGINS`` chooses which are enabled: a comma-separated list of names,
 ``all``, or ``none``; unset means "the plugins that declare ``default_enabled``".
 
-Each runtime owns one :class:`PluginRegistry`; the module-level functions use the current runtime's.
+Each runtime owns one :class:`PluginRegistry` (``Runtime.plugins``); the public functions
+(``tritonx.enable_plugins``...) use the current runtime's.
 One broken or ambiguous entry point never hides the others: it is reported (by name, with the
 distributions involved) when it is asked for, and skipped with a warning otherwise.
 """
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, Protocol
 
-from .. import _current
 from ..errors import PipelineError, PluginError
 from ..integration.activation import Activation
 from ..model.pipeline import Pipeline
@@ -260,49 +260,3 @@ class PluginRegistry:
             names = list(choice.names)
         return self.enable(names)
 
-
-def _registry() -> PluginRegistry:
-    return _current.runtime().plugins
-
-
-def register_plugin(plugin: Plugin, *, replace: bool = False) -> Plugin:
-    """Register a plugin from code (installed ones are found through entry points)."""
-    return _registry().register(plugin, replace=replace)
-
-
-def discover(*, force: bool = False) -> dict[str, Plugin]:
-    """Load every installed plugin's entry point once (or again with ``force``)."""
-    return _registry().discover(force=force)
-
-
-def broken_plugins() -> dict[str, PluginError]:
-    """Installed entry points that failed to load (or clash), with the error naming the distribution(s)."""
-    return _registry().broken()
-
-
-def list_plugins() -> list[Plugin]:
-    """Every known plugin (installed and registered), by name."""
-    return _registry().list()
-
-
-def get_plugin(name: str) -> Plugin:
-    return _registry().get(name)
-
-
-def is_enabled(name: str) -> bool:
-    return _registry().is_enabled(name)
-
-
-def enable_plugins(names: list[str] | str) -> list[Plugin]:
-    """Enable plugins by name (``"all"`` for every one): their pipelines become globally active."""
-    return _registry().enable(names)
-
-
-def disable_plugins(names: list[str] | str) -> None:
-    """Disable plugins by name (``"all"`` for every enabled one)."""
-    _registry().disable(names)
-
-
-def apply_environment(value: str | None = None) -> list[Plugin]:
-    """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins)."""
-    return _registry().apply_environment(value)
