@@ -15,6 +15,7 @@ import pytest
 import tritonx
 from tritonx.errors import PluginError
 from tritonx.plugins import registry
+from tritonx.public import broken_plugins
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 UTLX_SRC = Path(__file__).resolve().parents[2] / "utlx" / "src"
@@ -55,7 +56,7 @@ def _install(monkeypatch, *eps) -> None:
 def test_any_base_exception_at_import_is_a_broken_plugin(monkeypatch, exc, shown):
     _install(monkeypatch, RaisingEntryPoint("quits", exc), GoodEntryPoint("fine", lambda: _plugin("fine")))
     assert [p.name for p in tritonx.list_plugins()] == ["fine"]
-    error = registry.broken_plugins()["quits"]
+    error = broken_plugins()["quits"]
     assert f"distribution 'tritonx-bad-dist' failed to import: {shown}" in str(error)
     with pytest.raises(PluginError, match=r"'quits'.*failed to import"):
         tritonx.enable_plugins(["quits"])
@@ -67,7 +68,7 @@ def test_a_factory_that_exits_is_a_broken_plugin(monkeypatch):
 
     _install(monkeypatch, GoodEntryPoint("factory", lambda: factory))
     assert tritonx.list_plugins() == []
-    assert "raised: SystemExit: no GPU here" in str(registry.broken_plugins()["factory"])
+    assert "raised: SystemExit: no GPU here" in str(broken_plugins()["factory"])
 
 
 def test_keyboard_interrupt_still_stops(monkeypatch):
@@ -85,7 +86,7 @@ def test_a_plugin_listing_plugins_at_import_is_not_broken(monkeypatch):
 
     _install(monkeypatch, GoodEntryPoint("first", lambda: _plugin("first")), GoodEntryPoint("curious", imported))
     assert [p.name for p in tritonx.list_plugins()] == ["curious", "first"]
-    assert registry.broken_plugins() == {}
+    assert broken_plugins() == {}
     assert seen == [[]]  # during discovery: what is registered so far, no second discovery
 
 
@@ -112,8 +113,8 @@ def _python(tmp_path: Path, site: Path, *args: str, **env_extra: str) -> subproc
 
 def test_import_utlx_and_the_cli_survive_a_plugin_that_exits_at_import(tmp_path):
     site = _installed_plugin_dir(tmp_path, "import sys\nsys.exit(3)\n")
-    code = ("import utlx, tritonx; from tritonx.plugins import registry; "
-            "print('utlx ok', tritonx.is_plugin_enabled('utlx')); print(registry.broken_plugins()['exiting'])")
+    code = ("import utlx, tritonx; from tritonx.public import broken_plugins; "
+            "print('utlx ok', tritonx.is_plugin_enabled('utlx')); print(broken_plugins()['exiting'])")
     done = _python(tmp_path, site, "-c", code)
     assert done.returncode == 0, done.stderr[-2000:]
     ok, broken = done.stdout.strip().splitlines()[-2:]
@@ -135,8 +136,8 @@ def test_a_real_plugin_listing_plugins_at_import_is_enabled(tmp_path):
         plugin = tritonx.Plugin("exiting", version="1.0")
         """,
     )
-    code = ("import tritonx; from tritonx.plugins import registry; tritonx.enable_plugins(['exiting']); "
-            "print(sorted(registry.broken_plugins()), tritonx.is_plugin_enabled('exiting'))")
+    code = ("import tritonx; from tritonx.public import broken_plugins; tritonx.enable_plugins(['exiting']); "
+            "print(sorted(broken_plugins()), tritonx.is_plugin_enabled('exiting'))")
     done = _python(tmp_path, site, "-c", code, TRITONX_PLUGINS="none")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[] True"
