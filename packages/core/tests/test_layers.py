@@ -117,7 +117,7 @@ def test_one_target_class():
 
 
 #: Scripts the tests run in child processes (no pytest there, so they set their own path).
-_SCRIPTS = {"run_tutorial.py", "run_amd_case.py", "dsl_native_case.py", "dsl_interp_cases.py"}
+_SCRIPTS = {"run_tutorial.py", "run_amd_case.py", "run_blackwell_case.py", "dsl_native_case.py", "dsl_interp_cases.py"}
 
 
 def test_tests_import_their_helpers_one_way():

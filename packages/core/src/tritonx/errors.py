@@ -72,6 +72,14 @@ class PluginLoadError(PluginError):
         self.check = check
 
 
+class RemoteCacheWarning(UserWarning):
+    """Triton's remote cache (tritonx's Redis backend) failed or served an entry that did not verify.
+
+    Compiles go on locally either way; issued once per process for failures and once for ignored
+    entries (``tritonx.compat.remote_cache_stats()`` counts every one).
+    """
+
+
 class UnkeyedStateWarning(UserWarning):
     """A Python pass holds or reads state that tritonx cannot put in Triton's cache key.
 

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ._common import emit_json, user_errors
 from .output import Grid, console, print_grid
+from .pipes import planned_exit
 
 
 def native_verdict(path: str) -> dict[str, Any]:
@@ -79,6 +80,7 @@ def register(app: typer.Typer) -> None:
 
         broken = broken_entries()
         infos = [describe_plugin(p) for p in current().plugins.list()]
+        planned_exit(1 if broken else 0)
         if as_json:
             emit_json({"plugins": [{**i, "status": "ok"} for i in infos], "broken": broken})
         elif not infos and not broken:

@@ -17,12 +17,15 @@ from .cache import frame_source as frame_source
 from .cache import install_compile_key as install_compile_key
 from .cache import install_memory_key as install_memory_key
 from .cache import launch_key as launch_key
+from .cache import private_cache as private_cache
 from .cache import remote_cache_environment as remote_cache_environment
 from .installed import HOOK_HAS_KEY_CALL as HOOK_HAS_KEY_CALL
 from .installed import SUPPORTED as SUPPORTED
 from .installed import TRITON_RELEASE as TRITON_RELEASE
 from .installed import TRITON_VERSION as TRITON_VERSION
 from .installed import TRITON_VERSION_STR as TRITON_VERSION_STR
+from .redis_backend import remote_cache_stats as remote_cache_stats
+from .redis_backend import reset_remote_cache as reset_remote_cache
 
 
 def check_supported() -> None:

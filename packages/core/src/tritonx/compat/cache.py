@@ -17,26 +17,39 @@ Read from the sources of 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (the same in all four unl
   materializes it in the local dir), so whatever keys the local cache keys the remote one too. Triton's
   own ``RedisRemoteCacheBackend`` cannot be constructed in any of 3.6.0-3.9.0: it reads
   ``knobs.cache.redis``, but the settings (``TRITON_REDIS_HOST``/``_PORT``/``_KEY_FORMAT``) live in
-  ``knobs.redis``. :class:`RedisBackend` is the same backend reading them from where they are.
+  ``knobs.redis``. :class:`RedisBackend` (:mod:`.redis_backend`) reads them from where they are, and
+  adds what makes a remote cache safe to depend on: timeouts, a circuit breaker, local compiles on any
+  error, and entries verified before use.
 
 So tritonx wraps ``get_cache_key`` of ``triton.compiler.compiler`` on every version: the wrapper runs
 once per compile, at compile time only, and decides which pipelines that compile uses (the launch hot
 path never runs it). On 3.6 it also wraps ``compute_cache_key`` for the in-memory key, which 3.7+ take
 from the hook's no-argument call.
+
+A third join, for :func:`private_cache` only: ``compile`` asks ``get_cache_manager(hash)`` (a global of
+``triton.compiler.compiler`` on every version) for its cache, on the calling thread. The wrapper hands
+a compile on a thread inside :func:`private_cache` a scratch cache of its own, and every other compile
+the stock manager: the one way to make one compile really run its stages without touching a
+process-wide knob (``knobs.compilation.always_compile`` is one flag for every thread).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from triton import knobs
-from triton.runtime.cache import RedisRemoteCacheBackend
+from triton.runtime.cache import CacheManager
 
 from .installed import HOOK_HAS_KEY_CALL
+from .redis_backend import RedisBackend as RedisBackend
 
 #: The providers the wrappers call; swapped (never re-wrapped) when another runtime takes over.
 _providers: dict[str, Callable[..., str]] = {}
@@ -151,16 +164,74 @@ def launch_key(compile_frame: FrameType | None, max_depth: int = 6) -> str | Non
     return None
 
 
-class RedisBackend(RedisRemoteCacheBackend):
-    """Triton's Redis backend, reading its settings from ``knobs.redis`` (where 3.6-3.9 keep them)."""
+#: This thread's scratch cache roots (innermost last), for :func:`private_cache`.
+_private = threading.local()
 
-    def __init__(self, key: str) -> None:
-        import redis
 
-        settings = getattr(knobs.cache, "redis", None) or knobs.redis
-        self._key = key
-        self._key_fmt = settings.key_format
-        self._redis = redis.Redis(host=settings.host, port=settings.port)
+@contextlib.contextmanager
+def private_cache() -> Iterator[str]:
+    """Compiles on this thread, inside the block, use a fresh scratch cache (removed on exit).
+
+    Such a compile never hits (its stages really run) and stores nothing in the process's caches (local
+    dir or remote), while compiles on other threads keep theirs: what :func:`tritonx.capture` needs,
+    without ``knobs.compilation.always_compile``, which is one flag for every thread and which
+    overlapping ``scope()`` blocks on two threads restore in the wrong order (left set for good).
+    """
+    _install_private_manager()
+    root = tempfile.mkdtemp(prefix="tritonx-private-cache-")
+    stack = _private.__dict__.setdefault("roots", [])
+    stack.append(root)
+    try:
+        yield root
+    finally:
+        stack.pop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _install_private_manager() -> None:
+    import triton.compiler.compiler as cc
+
+    if _wrapped_by_tritonx(cc.get_cache_manager):
+        return
+    original = cc.get_cache_manager
+
+    def get_cache_manager(key: str) -> CacheManager:
+        roots = getattr(_private, "roots", None)
+        return ScratchCacheManager(roots[-1], key) if roots else original(key)
+
+    get_cache_manager.__tritonx__ = True  # type: ignore[attr-defined]
+    get_cache_manager.__wrapped__ = original  # type: ignore[attr-defined]
+    cc.get_cache_manager = get_cache_manager
+
+
+class ScratchCacheManager(CacheManager):
+    """A cache that never hits and keeps what a compile puts under ``root/key`` (the compile reads it back)."""
+
+    def __init__(self, root: str, key: str) -> None:
+        self.cache_dir = os.path.join(root, key)
+        os.makedirs(self.cache_dir, exist_ok=True)
+
+    def get_file(self, filename: str) -> str | None:
+        path = os.path.join(self.cache_dir, filename)
+        return path if os.path.isfile(path) else None
+
+    def put(self, data: Any, filename: str, binary: bool = True) -> str:
+        path = os.path.join(self.cache_dir, filename)
+        if isinstance(data, bytes):
+            with open(path, "wb") as f:
+                f.write(data)
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(str(data))
+        return path
+
+    def get_group(self, filename: str) -> dict[str, str] | None:
+        return None
+
+    def put_group(self, filename: str, group: dict[str, str]) -> str:
+        import json
+
+        return self.put(json.dumps({"child_paths": group}), f"__grp__{filename}", binary=False)
 
 
 def remote_cache_environment(host: str, port: int, key_format: str | None = None) -> dict[str, str]:

@@ -73,13 +73,14 @@ def capture(target: str | Target = "cuda:90", kernel: Any = None, signature: dic
             slot: HookSlot) -> Capture:
     """Every stage's pass list for ``target`` (stock, or with the active pipelines' edits marked).
 
-    Compiles ``kernel`` (default: a small pipelined matmul) with Triton's cache bypassed, so the
-    stages really run. Pass lists depend on the target, the options and sometimes the kernel. ``slot``
-    is the hook slot of the runtime whose pipelines apply (``tritonx.capture`` passes the current one's).
+    Compiles ``kernel`` (default: a small pipelined matmul) into a scratch cache of this thread's own
+    (:func:`tritonx.compat.private_cache`), so the stages really run and no process-wide knob changes:
+    other threads keep their cache hits, and the process's caches get nothing from a capture. Pass lists
+    depend on the target, the options and sometimes the kernel. ``slot`` is the hook slot of the runtime
+    whose pipelines apply (``tritonx.capture`` passes the current one's).
     """
     tgt = Target.parse(target)
-    with slot.capturing() as sink, triton.knobs.compilation.scope():
-        triton.knobs.compilation.always_compile = True
+    with slot.capturing() as sink, compat.private_cache():
         compile_for(tgt, kernel, signature, constexprs, options)
     return Capture(target=str(tgt), triton_version=compat.TRITON_VERSION_STR, stages=sink.stages,
                    stage_order=list(sink.order))
