@@ -59,3 +59,49 @@ def test_every_cta_runs_once_in_clusters_of_consecutive_ctas(cluster_ctas):
     assert torch.equal(got[:, 1], pid % cluster_ctas)  # consecutive CTAs share a cluster ...
     assert got[:, 2].eq(cluster_ctas).all()  # ... of the asked size
     assert torch.equal(got[:, 3], pid // cluster_ctas)
+
+
+@triton.jit
+def _whoami_2d(out_ptr):
+    """Per CTA: its program ids (x, y, z), its cluster rank and size, and its cluster's id (x, y)."""
+    p0, p1, p2 = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    base = out_ptr + ((p2 * tl.num_programs(1) + p1) * tl.num_programs(0) + p0) * 8
+    rank = tl.inline_asm_elementwise("mov.u32 $0, %cluster_ctarank;", "=r", [], dtype=tl.int32, is_pure=True,
+                                     pack=1)
+    size = tl.inline_asm_elementwise("mov.u32 $0, %cluster_nctarank;", "=r", [], dtype=tl.int32, is_pure=True,
+                                     pack=1)
+    cx = tl.inline_asm_elementwise("mov.u32 $0, %clusterid.x;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
+    cy = tl.inline_asm_elementwise("mov.u32 $0, %clusterid.y;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(base + 0, p0)
+    tl.store(base + 1, p1)
+    tl.store(base + 2, p2)
+    tl.store(base + 3, rank)
+    tl.store(base + 4, size)
+    tl.store(base + 5, cx)
+    tl.store(base + 6, cy)
+    tl.store(base + 7, 1)
+
+
+@pytest.mark.skipif(not HOPPER, reason="thread-block clusters need sm_90+")
+@pytest.mark.parametrize(("grid", "dims"), [((8, 4, 1), (2, 1, 1)), ((8, 4, 1), (2, 2, 1)), ((8, 4, 2), (1, 4, 1)),
+                                            ((8, 4, 2), (4, 2, 1)), ((4, 4, 2), (1, 2, 2))])
+def test_ctas_per_cga_launches_one_program_per_cta_in_clusters_of_that_shape(grid, dims):
+    """TLX's convention through Triton's own launch (``kernel[grid](..., ctas_per_cga=...)``): the grid counts
+    CTAs, ``tl.program_id`` is the CTA's id, and the CTAs form clusters of the asked shape, also in y and z
+    (the driver forms them from the PTX entry's ``.reqnctapercluster``: utlx.compiler.nvidia.cluster_launch)."""
+    import utlx  # noqa: F401  - enables the fork surface that accepts ctas_per_cga
+
+    n = grid[0] * grid[1] * grid[2]
+    out = torch.full((n * 8,), -1, dtype=torch.int32, device="cuda")
+    compiled = _whoami_2d[grid](out, ctas_per_cga=dims)
+    torch.cuda.synchronize()
+    assert tuple(compiled.metadata.ctas_per_cga) == dims and compiled.metadata.num_ctas == 1
+    assert f".reqnctapercluster {dims[0]}, {dims[1]}, {dims[2]}" in compiled.asm["ptx"]
+    got = out.view(grid[2], grid[1], grid[0], 8).cpu()
+    z, y, x = torch.meshgrid(*(torch.arange(g, dtype=torch.int32) for g in reversed(grid)), indexing="ij")
+    assert got[..., 7].eq(1).all()  # every CTA ran once
+    assert torch.equal(got[..., 0], x) and torch.equal(got[..., 1], y) and torch.equal(got[..., 2], z)
+    rank = x % dims[0] + (y % dims[1]) * dims[0] + (z % dims[2]) * dims[0] * dims[1]
+    assert torch.equal(got[..., 3], rank)  # rank within the cluster, x fastest
+    assert got[..., 4].eq(dims[0] * dims[1] * dims[2]).all()  # clusters of the asked size
+    assert torch.equal(got[..., 5], x // dims[0]) and torch.equal(got[..., 6], y // dims[1])
