@@ -2,4 +2,4 @@
 errors the Blackwell-only ops give elsewhere (:mod:`.refusals`). Importing it registers them for the Blackwell
 targets of :mod:`..targets`."""
 
-from . import alias, f32x2, refusals, scaled, tcgen05, tmem  # noqa: F401
+from . import alias, f32x2, refusals, scaled, tcgen05, tmem, two_cta  # noqa: F401
