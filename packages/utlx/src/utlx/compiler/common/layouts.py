@@ -120,7 +120,8 @@ def shared_layout(role: str, shape: list[int], dtype: Any, target: str, order: l
         per_phase = max(1, (128 * 8 // bits) // max(1, inner))
         max_phase = max(1, min(16, inner // vec))
         return ttgl.SwizzledSharedLayout(vec=vec, per_phase=per_phase, max_phase=max_phase, order=order)
-    if role == "dot" and rank == 2 and target.startswith("cuda"):
+    if role == "dot" and rank == 2 and target.startswith("cuda") and shape[0] >= 8:
+        # (NVMMA tiles are 8 rows: a buffer of fewer rows, e.g. a layer-norm row, keeps the plain layout below)
         return ttgl.NVMMASharedLayout(swizzle_byte_width=_nvmma_swizzle(shape, bits), element_bitwidth=bits,
                                       rank=rank)
     return ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=order)

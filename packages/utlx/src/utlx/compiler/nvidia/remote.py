@@ -74,8 +74,10 @@ def _store_cluster(m: re.Match, _reg: str) -> str:
 
 cluster_ptx.register_kind("address", "remote shared memory", "mbarrier.arrive", _PROBE, _probe_form,
                           end_form=_probe_end, exactly_one=True, guard="mbarrier.")
-cluster_ptx.register_kind("st_async", "async_remote_shmem_store", "st.global", _STORE, _store_async, guard="st.")
-cluster_ptx.register_kind("st_cluster", "remote_shmem_store", "st.global", _STORE, _store_cluster, guard="st.")
+cluster_ptx.register_kind("st_async", "async_remote_shmem_store", "st.global", _STORE, _store_async,
+                          guard="st.global")
+cluster_ptx.register_kind("st_cluster", "remote_shmem_store", "st.global", _STORE, _store_cluster,
+                          guard="st.global")
 
 # ------------------------------------------------------------------------------------- trace time
 
