@@ -42,6 +42,9 @@ _TMA = re.compile(r"^(\s*)(@!?%p\d+\s+)?cp\.async\.bulk\.tensor\.(\d)d\.shared::
 _ARRIVE = re.compile(r"^(\s*)(@!?%p\d+\s+)?mbarrier\.arrive(?:\.release)?(?:\.cta)?\.shared(?:::cta)?\.b64\s+_,"
                      r"\s*\[(%r\d+)\](,\s*[^;]+)?;\s*$")
 
+#: The stock TMA load (what other modules' kinds rewrite too: blackwell/two_cta.py).
+TMA_PATTERN = _TMA
+
 #: What each marker kind rewrites, for error messages.
 KINDS = {"multicast": ("async_descriptor_load", "cp.async.bulk.tensor"),
          "remote_arrive": ("barrier_arrive", "mbarrier.arrive")}

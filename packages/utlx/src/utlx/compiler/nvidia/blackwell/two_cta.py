@@ -18,6 +18,8 @@ the instructions into their pair forms:
 * the commits of the MMA's barriers, and a two_ctas ``tcgen05_commit`` -> ``tcgen05.commit.cta_group::2
   ...multicast::cluster`` with the mask ``0b11 << (rank & ~1)``: the barrier at that offset in both CTAs of
   the pair is arrived on (what Meta's build emits);
+* ``async_descriptor_load(..., two_ctas=True)``: the TMA load gets ``.cta_group::2`` and completes on the
+  barrier of the pair's leader (``mapa`` to rank ``& ~1``), as in Meta's build;
 * the whole kernel is in 2-CTA mode (every ``tcgen05`` op of a kernel must use the same ``cta_group``):
   ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit``/``cp`` and plain commits become ``cta_group::2``,
   and a one-CTA MMA in the same kernel is a trace-time error naming the op.
@@ -52,6 +54,15 @@ def leader(_semantic: Any) -> Any:
                                                [_semantic.builder.get_int32_ty()], True, 1).get_result(0)
     odd = _semantic.and_(tl.tensor(rank, tl.int32), _semantic.to_tensor(1))
     return _semantic.equal(odd, _semantic.to_tensor(0))
+
+
+def leader_rank(_semantic: Any) -> Any:
+    """The cluster rank of this CTA's pair leader (``%cluster_ctarank & ~1``), an i32 scalar."""
+    import triton.language as tl
+
+    rank = _semantic.builder.create_inline_asm("mov.u32 $0, %cluster_ctarank;", "=r", [],
+                                               [_semantic.builder.get_int32_ty()], True, 1).get_result(0)
+    return _semantic.and_(tl.tensor(rank, tl.int32), _semantic.to_tensor(-2))
 
 
 def check_mma(op: str, target: Any, m: int, n: int, asynchronous: bool, a_in_tmem: bool) -> None:
@@ -146,6 +157,15 @@ def _no_form(m: re.Match, _reg: str) -> str:
     return m.group(0)
 
 
+def _tma_form(m: re.Match, leader_reg: str) -> str:
+    """A TLX ``async_descriptor_load(..., two_ctas=True)``: ``.cta_group::2``, completing on the leader's barrier."""
+    indent, pred, dim, load_mode, tail_mods, dst, src, bar, rest = m.groups()
+    return (f"{indent}{{ .reg .b32 %utlx_lead; mapa.shared::cluster.u32 %utlx_lead, {bar.strip('[] ')}, "
+            f"{leader_reg};\n{indent}{pred or ''}cp.async.bulk.tensor.{dim}d.shared::cluster.global{load_mode or ''}"
+            f".mbarrier::complete_tx::bytes.cta_group::2{tail_mods} {dst}, {src}, [%utlx_lead]{rest}; }}")
+
+
+cluster_ptx.register_kind("tma2", "async_descriptor_load", "cp.async.bulk.tensor", cluster_ptx.TMA_PATTERN, _tma_form)
 cluster_ptx.register_kind("pair_mode", "async_dot", "tcgen05.mma", re.compile(r"(?!)"), _no_form, finish=finish,
                           flag_only=True)
 cluster_ptx.register_kind("commit2", "tcgen05_commit", "tcgen05.commit", _COMMIT, _commit_form, finish=finish,
