@@ -279,12 +279,14 @@ def test_remote_shmem_store_and_remote_view_arrive_are_shared_cluster_ops(target
 @triton.jit
 def _remote_misuse(x_ptr, WHICH: tl.constexpr):
     bufs = tlx.local_alloc((2, 64), tl.float16, 2)
-    bars = tlx.alloc_barriers(1)
+    bars = tlx.alloc_barriers(1) if WHICH < 2 else None
     v = tl.load(x_ptr + tl.arange(0, 2)[:, None] * 64 + tl.arange(0, 64)[None, :])
     if WHICH == 0:
         tlx.async_remote_shmem_store(dst=bufs[0], src=v, remote_cta_rank=1, barrier=bars[0])
-    else:
+    elif WHICH == 1:
         tlx.barrier_wait(tlx.remote_view(bars[0], 1), 0)
+    else:
+        tlx.remote_shmem_store(dst=bufs[0], src=v, remote_cta_rank=1)
 
 
 @pytest.mark.parametrize(("which", "message"), [
@@ -297,8 +299,8 @@ def test_remote_ops_refuse_what_they_cannot_compile(which, message):
     assert message in _error(info)
 
 
-def test_remote_ops_need_sm90():
+def test_remote_ops_need_a_cluster_target():
     with pytest.raises(Exception) as info:
-        compile_kernel(_cluster_sum, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"M": 2, "C": 2, "ASYNC": True},
-                       "hip:gfx942", num_warps=4)
-    assert "async_remote_shmem_store" in _error(info) or "cluster_cta_rank" in _error(info)
+        compile_kernel(_remote_misuse, {"x_ptr": "*fp16"}, {"WHICH": 2}, "hip:gfx942")
+    assert "remote_shmem_store: needs distributed shared memory (a thread-block cluster, sm_90 or newer)" in \
+        _error(info)

@@ -19,6 +19,7 @@ if not torch.cuda.is_available():  # pragma: no cover - CPU machines
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+import utlx as tlx  # noqa: E402
 from utlx import compat  # noqa: E402
 
 HOPPER = not getattr(torch.version, "hip", None) and torch.cuda.get_device_capability()[0] >= 9
@@ -89,8 +90,6 @@ def test_ctas_per_cga_launches_one_program_per_cta_in_clusters_of_that_shape(gri
     """TLX's convention through Triton's own launch (``kernel[grid](..., ctas_per_cga=...)``): the grid counts
     CTAs, ``tl.program_id`` is the CTA's id, and the CTAs form clusters of the asked shape, also in y and z
     (the driver forms them from the PTX entry's ``.reqnctapercluster``: utlx.compiler.nvidia.cluster_launch)."""
-    import utlx  # noqa: F401  - enables the fork surface that accepts ctas_per_cga
-
     n = grid[0] * grid[1] * grid[2]
     out = torch.full((n * 8,), -1, dtype=torch.int32, device="cuda")
     compiled = _whoami_2d[grid](out, ctas_per_cga=dims)
@@ -105,3 +104,33 @@ def test_ctas_per_cga_launches_one_program_per_cta_in_clusters_of_that_shape(gri
     assert torch.equal(got[..., 3], rank)  # rank within the cluster, x fastest
     assert got[..., 4].eq(dims[0] * dims[1] * dims[2]).all()  # clusters of the asked size
     assert torch.equal(got[..., 5], x // dims[0]) and torch.equal(got[..., 6], y // dims[1])
+
+
+@triton.jit
+def _swap_with_peer(y_ptr, M: tl.constexpr):
+    """Each CTA of a pair stores M values into its peer's shared memory (st.async, completing on the peer's
+    barrier) and writes out what it received."""
+    rank = tlx.cluster_cta_rank()
+    parts = tlx.local_alloc((M, 1), tl.float32, 2)
+    bars = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bars[0], M * 4)
+    tlx.cluster_barrier()
+    v = (tl.arange(0, M)[:, None] + 100 * (rank + 1) + tl.program_id(0) * 1000).to(tl.float32)
+    tlx.async_remote_shmem_store(dst=parts[rank], src=v, remote_cta_rank=rank ^ 1, barrier=bars[0])
+    tlx.barrier_wait(bars[0], 0)
+    got = tlx.local_load(parts[rank ^ 1])
+    tl.store(y_ptr + tl.program_id(0) * M + tl.arange(0, M)[:, None], got)
+    tlx.cluster_barrier()  # the peer's stores into this CTA are done before either exits
+
+
+@pytest.mark.skipif(not HOPPER, reason="distributed shared memory needs sm_90+")
+def test_async_remote_shmem_store_reaches_the_peer_and_completes_its_barrier():
+    """Checked on the H200 (2026-12-02) with this kernel's PTX as utlx compiles it: 16 CTAs in pairs, 8 values
+    each over 128 threads (each value stored once, else the barrier's byte count would be wrong)."""
+    ctas, m = 16, 8
+    y = torch.full((ctas * m,), -1.0, device="cuda")
+    _swap_with_peer[(ctas,)](y, M=m, ctas_per_cga=(2, 1, 1), num_warps=4)
+    p = torch.arange(ctas).repeat_interleave(m)
+    q = p ^ 1
+    i = torch.arange(m).repeat(ctas)
+    assert torch.equal(y.cpu(), (i + 100 * (q % 2 + 1) + q * 1000).float())
