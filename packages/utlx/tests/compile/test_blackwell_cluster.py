@@ -304,3 +304,29 @@ def test_remote_ops_need_a_cluster_target():
         compile_kernel(_remote_misuse, {"x_ptr": "*fp16"}, {"WHICH": 2}, "hip:gfx942")
     assert "remote_shmem_store: needs distributed shared memory (a thread-block cluster, sm_90 or newer)" in \
         _error(info)
+
+
+# ------------------------------------------------------------------------------------- init before peers
+
+
+def _sync_after_inits(ptx: str) -> bool:
+    lines = [line.strip() for line in ptx.split("\n")]
+    inits = [i for i, line in enumerate(lines) if re.match(r"(@%p\d+ )?mbarrier\.init\.", line)]
+    return bool(inits) and lines[inits[-1] + 1].startswith("fence.mbarrier_init.release.cluster;") and \
+        lines[inits[-1] + 2] == "barrier.cluster.arrive.release.aligned;" and \
+        lines[inits[-1] + 3] == "barrier.cluster.wait.acquire.aligned;"
+
+
+@needs_blackwell_tlx
+def test_cluster_kernels_whose_ctas_use_each_others_barriers_sync_after_the_inits():
+    """As Meta's compiler does: a peer must not arrive on a barrier its owner has not initialised yet."""
+    assert _sync_after_inits(_mma_2cta_kernel().asm["ptx"])
+    assert _sync_after_inits(_cluster_sum_ptx("cuda:90", True))
+    alone = compile_kernel(_cluster_sum, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"M": 2, "C": 2, "ASYNC": True},
+                           "cuda:90").asm["ptx"]  # no ctas_per_cga: a one-CTA cluster has no peers to wait for
+    assert "fence.mbarrier_init" not in alone and "mapa.shared::cluster" in alone
+
+
+def test_no_sync_is_added_to_kernels_without_peer_ops():
+    ptx = compile_kernel(_rank_store, {"out_ptr": "*i32"}, {}, "cuda:100", ctas_per_cga=(2, 1, 1)).asm["ptx"]
+    assert "barrier.cluster" not in ptx and "fence.mbarrier_init" not in ptx

@@ -49,4 +49,39 @@ def add_cluster_directives(ptx: str, ctx: Any = None) -> str:
     at = m.end() - 1  # the body's "{"
     if isinstance(ctx.metadata, dict):
         ctx.metadata["cluster_dims"] = dims  # Meta's build mirrors ctas_per_cga there too
-    return ptx[:at] + directives + ptx[at:]
+    return ptx[:at] + directives + sync_after_barrier_inits(ptx[at:])
+
+
+#: Markers of ops by which a CTA touches a peer's barriers or shared memory (:mod:`.cluster_ptx` kinds).
+_PEER_KINDS = re.compile(r"// utlx-cluster:(?:remote_arrive|multicast|st_async|st_cluster|pair_mode|commit2|tma2)\b")
+_INIT = re.compile(r"^\s*(?:@!?%p\d+\s+)?mbarrier\.init\.")
+#: Where the straight-line start of the kernel ends: a branch or a branch target (debug labels do not count).
+_CONTROL = re.compile(r"^\s*(?:\$L__BB\w*:|(?:@!?%p\d+\s+)?bra(?:\.uni)?\s)")
+CLUSTER_SYNC = ("\tfence.mbarrier_init.release.cluster; // utlx: barriers initialised before any peer uses them\n"
+                "\tbarrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;")
+
+
+def sync_after_barrier_inits(body: str) -> str:
+    """A cluster barrier after the kernel's mbarrier inits when its CTAs use each other's barriers or memory.
+
+    Why: a peer may arrive on (or complete bytes on, or store next to) a barrier only once its owner initialised
+    it, and CTAs of a cluster start at different times. Meta's compiler inserts this sync; TLX kernels such as
+    ``blackwell_gemm_2cta`` rely on it. Placed after the last ``mbarrier.init`` when every init is in the
+    kernel's straight-line start (which every thread runs: Triton's lowering of allocations at the kernel's top
+    level); otherwise the kernel keeps its own synchronisation (``tlx.cluster_barrier()``) and nothing is added.
+    """
+    if not _PEER_KINDS.search(body):
+        return body
+    lines = body.split("\n")
+    last = None
+    straight = True
+    for i, line in enumerate(lines):
+        if _CONTROL.match(line):
+            straight = False
+        elif _INIT.match(line):
+            if not straight:
+                return body
+            last = i
+    if last is None:
+        return body
+    return "\n".join([*lines[:last + 1], CLUSTER_SYNC, *lines[last + 1:]])
