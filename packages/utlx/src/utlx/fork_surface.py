@@ -232,7 +232,11 @@ def _parse_options(original: Callable[..., Any]) -> Callable[..., Any]:
         options = original(self, opts)
         if dims is not None and cluster_size(dims) > 1:
             _check_cluster_target(self, dims, "compiling with ctas_per_cga")
-            object.__setattr__(options, CTAS_PER_CGA, dims)
+            try:
+                object.__setattr__(options, CTAS_PER_CGA, dims)
+            except (AttributeError, TypeError) as exc:  # options without an instance dict (a slotted dataclass)
+                raise _cluster_error(dims, "compiling with ctas_per_cga", f"which this Triton's "
+                                     f"{type(options).__name__} cannot carry ({exc})") from exc
         return options
 
     return parse_options
