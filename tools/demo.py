@@ -77,7 +77,7 @@ def main() -> int:
     from utlx.kernels import hopper_pipelined as hopper
 
     tritonx.apply_environment()  # installed plugins that are on by default (utlx) or named in TRITONX_PLUGINS
-    enabled = [p.name for p in tritonx.list_plugins() if tritonx.plugins.registry.is_enabled(p.name)]
+    enabled = [p.name for p in tritonx.list_plugins() if tritonx.is_plugin_enabled(p.name)]
     console.print(f"utlx {utlx.__version__}; enabled plugins: {enabled}")
     show_edits("cuda:90")
 

@@ -98,9 +98,9 @@ def compile_times(repeats: int) -> dict[str, float]:
 def hook_call() -> dict[str, float]:
     import triton
     import tritonx
-    from tritonx.integration.hook import ensure_installed
+    from tritonx.runtime import current
 
-    ensure_installed()
+    current().hook.ensure_installed()
     hook = triton.knobs.runtime.add_stages_inspection_hook
     n = 200_000
     idle = min(timeit.repeat(hook, number=n, repeat=5)) / n * 1e9

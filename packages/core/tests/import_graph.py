@@ -95,3 +95,44 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 if len(component) > 1:
                     found.append(sorted(component))
     return found
+
+
+
+#: Modules that know which tritonx runtime is current: the public front and the runtime module itself.
+#: Everything else is handed the runtime part it acts on (its pass-name table, registries, hook slot).
+AMBIENT_FRONT = ("tritonx.public", "tritonx.runtime", "tritonx.cli")
+#: The modules holding the current runtime (``_current`` is where lower layers used to ask it).
+AMBIENT_MODULES = ("tritonx.runtime", "tritonx.public", "tritonx._current")
+
+
+def in_front(module: str) -> bool:
+    """``tritonx`` itself, :mod:`tritonx.public`, :mod:`tritonx.runtime` and the CLI."""
+    return module == "tritonx" or any(module == f or module.startswith(f + ".") for f in AMBIENT_FRONT)
+
+
+def ambient_uses(module: str, path: Path) -> list[str]:
+    """Where ``module`` reaches the current runtime: imports of the modules holding it (relative ones
+    resolved), the holder ``_current`` by name, ``runtime.current``/``runtime.default`` attribute chains, and
+    the holders' dotted names as strings (``importlib.import_module("tritonx.runtime")``, ``sys.modules[...]``),
+    which the import graph cannot see."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        where = f"{module}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Import):
+            found += [f"{where}: import {a.name}" for a in node.names if a.name.startswith(AMBIENT_MODULES)]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+            if any(t.startswith(AMBIENT_MODULES) for t in [base] + [f"{base}.{a.name}" for a in node.names]):
+                found.append(f"{where}: from {base} import {', '.join(a.name for a in node.names)}")
+        elif isinstance(node, ast.Name) and node.id == "_current":
+            found.append(f"{where}: _current")
+        elif isinstance(node, ast.Attribute) and (node.attr == "_current" or (
+                node.attr in ("current", "default") and ast.unparse(node.value).endswith("runtime"))):
+            found.append(f"{where}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(AMBIENT_MODULES):
+            found.append(f"{where}: {node.value!r}")
+    return found

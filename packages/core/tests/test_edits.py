@@ -52,9 +52,26 @@ def test_insert_python_pass_sees_live_module(compile_probe):
     p = tritonx.Pipeline("tagger").insert_after("tritongpu-accelerate-matmul", tag, pass_name="tag")
     with tritonx.activate(p):
         k = compile_probe()
-    assert seen["ctx"] == ("tagger", "ttgir", "cuda:90", "tag")
+    assert seen["ctx"] == ("tagger", "ttgir", "cuda:90", "tag")  # the target compares equal to its old text
     assert seen["has_wgmma_layout"]  # ran after accelerate-matmul: MMA layouts exist
     assert "tritonx.tagged = true" in k.asm["ttgir"]
+
+
+@pytest.mark.parametrize(("spec", "warp"), [("cuda:90", 32), ("hip:gfx942", 64)])
+def test_pass_context_carries_the_compiles_target(compile_probe, spec, warp):
+    """``ctx.target`` is tritonx's target type (issue 30), read from the options Triton compiles with:
+    the kernel's warp count included; ``str()`` is the text it used to be."""
+    from tritonx.dsl import KernelTarget
+
+    seen = []
+    p = tritonx.Pipeline("where").insert_after("convert-triton-to-tritongpu", lambda m, ctx: seen.append(ctx.target),
+                                               pass_name="where")
+    with tritonx.activate(p):
+        compile_probe(spec, options={"num_warps": 8})
+    [target] = seen
+    assert isinstance(target, KernelTarget) and isinstance(target, tritonx.Target)
+    assert (target.name, target.warp_size, target.num_warps) == (spec, warp, 8)
+    assert str(target) == spec and f"{target}" == spec and target == spec and target != "cuda:80"
 
 
 def test_insert_before_runs_before(compile_probe):

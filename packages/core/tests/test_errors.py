@@ -17,8 +17,33 @@ from tritonx_testutil import ptx_counts
 
 
 def test_unknown_pass_suggests_closest_names():
+    p = tritonx.Pipeline("typo").disable("tritongpu-pipline")  # a pipeline is data: checked when switched on
     with pytest.raises(UnknownPassError, match=r"'tritongpu-pipline'.*closest: tritongpu-pipeline"):
-        tritonx.Pipeline("typo").disable("tritongpu-pipline")
+        tritonx.activate(p)
+    assert tritonx.active() == () and not p.frozen  # refused whole: nothing activated, still editable
+
+
+def test_unknown_pass_is_refused_when_bound_and_names_the_pipeline_that_wrote_it():
+    """Binding checks names too, and an edit taken in by ``extend`` keeps naming its own pipeline."""
+    p = tritonx.Pipeline("outer").extend(tritonx.Pipeline("inner").insert_after("tritongpu-coalesce", "no-such-pass"))
+    import triton
+
+    @triton.jit
+    def kernel(x_ptr):
+        pass
+
+    with pytest.raises(UnknownPassError, match=r"pipeline 'inner': unknown insertable pass 'no-such-pass'"):
+        tritonx.pipeline(p)(kernel)
+
+
+def test_names_are_checked_against_the_runtime_that_switches_the_pipeline_on(runtime):
+    """Which names exist is the runtime's (its native plugins' passes): a name it learned is accepted."""
+    p = tritonx.Pipeline("learned").disable("tritonx-test-learned-pass")
+    with pytest.raises(UnknownPassError):
+        tritonx.activate(p)
+    runtime.names.learn("passes.test.add_learned", "tritonx-test-learned-pass")
+    with tritonx.activate(p):
+        assert tritonx.active() == (p,)
 
 
 def test_pass_of_another_version_says_which(monkeypatch):
@@ -29,8 +54,9 @@ def test_pass_of_another_version_says_which(monkeypatch):
     other = next(v for v in data if v != installed)
     data[other]["passes.future.add_time_travel"] = "tritongpu-time-travel"
     monkeypatch.setattr(names, "_passmap", lambda: data)
+    p = tritonx.Pipeline("future").disable("tritongpu-time-travel")
     with pytest.raises(PassNotInVersionError, match=rf"does not exist in the installed Triton.*{other}"):
-        tritonx.Pipeline("future").disable("tritongpu-time-travel")
+        tritonx.activate(p)
 
 
 def test_python_pass_that_raises_names_pipeline_pass_and_stage(compile_probe):
@@ -119,16 +145,17 @@ def test_deactivate_inactive_pipeline():
 
 
 @pytest.mark.smoke
-def test_real_pass_of_another_version_names_that_version():
+def test_real_pass_of_another_version_names_that_version(runtime):
     """A pass one supported Triton has and the installed one lacks (from the shipped pass map)."""
     from tritonx.engine import names
 
     installed = names._installed_key()
-    here = set(names.installed_map().values())
+    here = set(runtime.names.installed_map().values())
     elsewhere = {n: sorted(v for v, m in names._passmap().items() if n in m.values())
                  for m in names._passmap().values() for n in m.values() if n not in here}
     assert elsewhere, f"every mapped pass exists in Triton {installed}"
     name, versions = sorted(elsewhere.items())[0]
+    p = tritonx.Pipeline("cross-version").disable(name)
     with pytest.raises(PassNotInVersionError) as err:
-        tritonx.Pipeline("cross-version").disable(name)
+        tritonx.activate(p)
     assert installed in str(err.value) and versions[0] in str(err.value)

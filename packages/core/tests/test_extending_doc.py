@@ -41,8 +41,8 @@ def test_examples_run_and_print_what_the_page_shows(tmp_path):
             files[first.split(": ", 1)[1].strip()] = rest
         elif lang == "text" and first.startswith("# output of: "):
             runs.append((first.split(": ", 1)[1].split(), rest))
-    assert {"level1.py", "bits.py", "count_bits.py", "compile_it.py", "run_it.py"} <= set(files)
-    assert len(runs) == 3
+    assert {"level1.py", "bits.py", "count_bits.py", "compile_it.py", "run_it.py", "seam_it.py"} <= set(files)
+    assert len(runs) == 4
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     for command, expected in runs:

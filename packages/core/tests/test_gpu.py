@@ -48,9 +48,9 @@ def _run(M=512, N=384, K=1024):
 def test_pipelines_key_the_in_memory_cache_on_real_launches():
     # Triton 3.7+ adds the hook's key to the JIT key only while a hook is installed: install it first,
     # as any activation does, so the first stock launch is keyed like the later ones
-    from tritonx.integration.hook import ensure_installed
+    from tritonx.runtime import current
 
-    ensure_installed()
+    current().hook.ensure_installed()
     stock = _run()
     p = tritonx.Pipeline("gpu-nopipe").disable("tritongpu-pipeline")
     with tritonx.activate(p):

@@ -1,10 +1,13 @@
 """The project's modules import one way (issue 14), read the environment in one place, parse versions once.
 
 Walks the imports of both packages (``tritonx`` and ``utlx``): no import circles anywhere, and tritonx-core's
-layers point down: ``model -> engine -> integration -> plugins/native/dsl -> runtime -> cli``; ``compat``,
-``settings``, ``errors`` and ``_current`` sit below everything (lower layers reach the current runtime
-through ``_current``, typed ``Any`` there so it imports nothing). Every import counts: inside functions
-(how layers used to point back up) and under ``if TYPE_CHECKING:`` too.
+layers point down: ``model -> engine -> integration -> plugins/native/dsl -> runtime -> public -> cli``;
+``compat``, ``seams`` (every change to Triton itself), ``settings`` and ``errors`` sit below everything.
+Every import counts: inside functions (how
+layers used to point back up) and under ``if TYPE_CHECKING:`` too. Calls count too (issue 30): only the
+public front (``tritonx/__init__``, ``public``, the CLI) and ``runtime`` itself know which runtime is
+current; the layers below are handed the runtime part they act on, so no upward dependency hides in a
+call to an ambient runtime.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ import ast
 import re
 
 import pytest
-from import_graph import ROOT
+from import_graph import ROOT, ambient_uses, in_front
 from import_graph import cycles as _cycles
 from import_graph import files as _files
 from import_graph import graph as _graph
 
-LAYER = {"_current": 0, "compat": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
+LAYER = {"compat": 0, "seams": 0, "errors": 0, "settings": 0, "__about__": 0, "data": 0, "model": 1, "engine": 2,
          "integration": 3, "plugins": 4, "native": 4, "dsl": 4, "_startup": 4, "runtime": 5, "public": 6, "__init__": 7,
          "cli": 8}
 #: The only modules that may read the environment: the settings modules, and the start-up shim that runs
@@ -60,6 +63,32 @@ def test_layer_never_imports_the_one_above(lower, upper):
     assert {m: v for m, v in bad.items() if v} == {}
 
 
+@pytest.mark.parametrize("module", sorted(m for m in _files() if m.startswith("tritonx") and not in_front(m)))
+def test_no_call_through_the_ambient_runtime_below_the_front(module):
+    """Below the public front nothing asks for the current runtime: it is handed what it needs, typed."""
+    assert ambient_uses(module, _files()[module]) == []
+
+
+def test_ambient_runtime_check_finds_planted_uses(tmp_path):
+    pkg = tmp_path / "tritonx" / "engine"
+    pkg.mkdir(parents=True)
+    sample = pkg / "sample.py"
+    sample.write_text("from .. import _current\nfrom ..runtime import current\nimport importlib\n"
+                      "import tritonx.public\ncurrent = 1  # a local name is fine\n"
+                      "def f():\n    _current.runtime().names\n    tritonx.runtime.current()\n"
+                      "    importlib.import_module('tritonx.runtime')\n")
+    uses = ambient_uses("tritonx.engine.sample", sample)
+    assert sorted(int(u.split(": ", 1)[0].rsplit(":", 1)[1]) for u in uses) == [1, 2, 4, 7, 8, 9], uses
+    assert not in_front("tritonx.engine.sample") and in_front("tritonx") and in_front("tritonx.cli.app")
+
+
+def test_the_front_still_reaches_the_current_runtime():
+    """The check above can fail: the front's own uses are seen (else it would pass for a broken walk)."""
+    files = _files()
+    assert ambient_uses("tritonx.public", files["tritonx.public"])
+    assert ambient_uses("tritonx.cli.doctor_cmd", files["tritonx.cli.doctor_cmd"])
+
+
 def test_kernels_import_the_language_not_the_package():
     for module, deps in _graph().items():
         if module.startswith("utlx.kernels."):
@@ -89,7 +118,7 @@ def test_one_target_class():
 
 
 #: Scripts the tests run in child processes (no pytest there, so they set their own path).
-_SCRIPTS = {"run_tutorial.py", "run_amd_case.py", "dsl_native_case.py", "dsl_interp_cases.py"}
+_SCRIPTS = {"run_tutorial.py", "run_amd_case.py", "run_blackwell_case.py", "dsl_native_case.py", "dsl_interp_cases.py"}
 
 
 def test_tests_import_their_helpers_one_way():

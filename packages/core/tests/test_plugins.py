@@ -58,7 +58,7 @@ def test_enable_activates_the_plugins_pipelines(installed):
     installed(FakeEntryPoint("on-off", plugin))
     tritonx.enable_plugins(["on-off"])
     assert plugin.pipelines[0] in tritonx.active()
-    assert registry.is_enabled("on-off")
+    assert tritonx.is_plugin_enabled("on-off")
     tritonx.disable_plugins(["on-off"])
     assert plugin.pipelines[0] not in tritonx.active()
 
@@ -85,11 +85,11 @@ def test_unknown_names_are_listed(installed):
         tritonx.get_plugin("nope")
 
 
-def test_broken_entry_point_is_reported_and_does_not_hide_others(installed):
+def test_broken_entry_point_is_reported_and_does_not_hide_others(installed, runtime):
     installed(FakeEntryPoint("broken", ImportError("No module named 'missing_dep'"), dist="tritonx-broken"),
               FakeEntryPoint("fine", _plugin("fine", default_enabled=True)))
     assert [p.name for p in tritonx.list_plugins()] == ["fine"]
-    errs = registry.broken_plugins()
+    errs = runtime.plugins.broken()
     assert "tritonx-broken" in str(errs["broken"]) and "missing_dep" in str(errs["broken"])
     with pytest.raises(PluginError, match="distribution 'tritonx-broken' failed to import"):
         tritonx.enable_plugins(["broken"])
@@ -135,7 +135,7 @@ def test_plugin_whose_cache_key_raises_is_not_enabled_and_leaves_nothing(install
                                                        pipelines=[tritonx.Pipeline("pk").disable("tritongpu-pipeline")])))
     with pytest.raises(PluginError, match=r"plugin 'bad-key' not enabled.*plugin:bad-key.*ZeroDivisionError"):
         tritonx.enable_plugins(["bad-key"])
-    assert not registry.is_enabled("bad-key") and tritonx.active() == () and tritonx.active_key() == ""
+    assert not tritonx.is_plugin_enabled("bad-key") and tritonx.active() == () and tritonx.active_key() == ""
     p = tritonx.Pipeline("later").disable("tritongpu-pipeline")
     with tritonx.activate(p):  # later activations are not poisoned by the failed key
         assert tritonx.active() == (p,)

@@ -12,6 +12,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -141,3 +144,107 @@ def test_only_cpythons_ast_race_is_retried(tmp_path, fresh_cache, monkeypatch):
     assert result.ast_retries == 1
     assert [e.split(": ", 1)[1] for e in result.errors] == ["SystemError: some other interpreter error"]
     assert result.compiles == 7
+
+
+# ------------------------------------------------------------------------------------------------------
+# Issue 28's acceptance: threads, processes, one cache dir and a Redis that dies and comes back mid-run
+# ------------------------------------------------------------------------------------------------------
+
+#: Short remote-cache timeouts and cool-down, so the dead server costs little and the restart is seen soon.
+REDIS_FAST = {"TRITONX_REDIS_CONNECT_TIMEOUT": "0.5", "TRITONX_REDIS_TIMEOUT": "0.5",
+              "TRITONX_REDIS_BREAKER_FAILURES": "3", "TRITONX_REDIS_BREAKER_COOLDOWN": "0.3"}
+
+
+class _RedisKiller:
+    """Kills the Redis server once a third of the in-process compiles are done, restarts it (same port, empty)
+    at two thirds: called from the compile threads through ``stress.run(on_compile=...)``."""
+
+    def __init__(self, server, compiles: int) -> None:
+        self.server, self.kill_at, self.restart_at = server, compiles // 3, 2 * compiles // 3
+        self.lock = threading.Lock()
+        self.events: list[str] = []
+
+    def __call__(self, done: int) -> None:
+        with self.lock:
+            if done >= self.kill_at and not self.events:
+                self.server.kill()
+                self.events.append(f"killed after {done}")
+            elif done >= self.restart_at and len(self.events) == 1:
+                time.sleep(0.5)  # some compiles meet the dead server (and the open breaker) meanwhile
+                self.server.start()
+                self.events.append(f"restarted after {done}")
+
+
+def _threads_processes_and_redis_restart(tmp_path, fresh_cache, monkeypatch, *, threads: int, compiles: int,
+                                         processes: int, process_compiles: int, timeout: float) -> None:
+    import tritonx_redis
+    from tritonx import compat
+
+    kernels_dir = tmp_path / "kernels"
+    kernels = stress.twin_kernels(kernels_dir)
+    with tritonx_redis.RedisProcess() as server:
+        for var, value in {**server.environment(os.urandom(6).hex()), **REDIS_FAST}.items():
+            monkeypatch.setenv(var, value)
+        getattr(compat, "reset_remote_cache", lambda: None)()
+        env = dict(os.environ, TRITONX_PLUGINS="none")
+        procs, outs = [], []
+        for i in range(processes):  # the same cache dir as this process, the same Redis
+            outs.append(tmp_path / f"run{i}.json")
+            command = [sys.executable, str(HERE / "tritonx_stress.py"), "run", "--cache", str(fresh_cache),
+                       "--kernels", str(kernels_dir), "--compiles", str(process_compiles), "--threads", "2",
+                       "--seed", str(300 + i), "--out", str(outs[-1])]
+            procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        killer = _RedisKiller(server, compiles)
+        start = time.monotonic()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", getattr(tritonx, "RemoteCacheWarning", UserWarning))
+                result = stress.run(kernels, compiles, threads=threads, seed=21, on_compile=killer)
+            local_remote = getattr(compat, "remote_cache_stats", dict)()
+            runs = []
+            for p, out in zip(procs, outs, strict=True):
+                try:
+                    _, err = p.communicate(timeout=max(1.0, timeout - (time.monotonic() - start)))
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"a stress process hung: not done {timeout:.0f} s after the start")
+                assert p.returncode == 0, err[-3000:]
+                runs.append(json.loads(out.read_text()))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        seconds = time.monotonic() - start
+        print(f"stress with Redis: {result.compiles} compiles on {threads} threads {result.targets} + "
+              f"{sum(r['compiles'] for r in runs)} in {processes} processes, {seconds:.0f} s; {killer.events}; "
+              f"this process's remote cache: {local_remote}; the others': {[r['remote'] for r in runs]}")
+        assert killer.events[:1] == [f"killed after {killer.kill_at}"] and len(killer.events) == 2
+        assert not result.errors and result.compiles == compiles  # every compile completed
+        assert set(result.targets) == set(stress.TARGETS) and result.binds == len(stress.BOUND)
+        assert all(not r["errors"] and r["compiles"] == process_compiles for r in runs)
+        assert result.mismatches == [] and all(r["mismatches"] == [] for r in runs)  # 0 wrong binaries
+        everyone = [local_remote, *(r["remote"] for r in runs)]
+        assert local_remote.get("errors", 0) > 0  # this process met the dead server ...
+        assert local_remote.get("stored", 0) > 0 and sum(r.get("hits", 0) for r in everyone) > 0  # ... and the live one
+        assert not any(r.get("rejected") for r in everyone)  # sound entries only, although writes were cut off
+
+        key_file = tmp_path / "keys-here.json"
+        key_file.write_text(json.dumps({"keys": result.keys}))
+        # a fresh process: every binary in the shared dir against its key, then every state looked up through
+        # Triton (Redis serves what was stored after the restart)
+        checked = _verify_in_child(fresh_cache, kernels_dir, [key_file, *outs], timeout=timeout)
+        assert checked["mismatches"] == [] and checked["hits"] > 0, checked
+
+
+def test_threads_processes_and_a_redis_restart_never_give_a_wrong_binary(tmp_path, fresh_cache, monkeypatch):
+    """The short variant of issue 28's acceptance stress: 8 threads x 3 pipelines x 2 targets here, 2 more
+    processes on the same cache dir, one Redis killed and restarted mid-run."""
+    _threads_processes_and_redis_restart(tmp_path, fresh_cache, monkeypatch, threads=8, compiles=48, processes=2,
+                                         process_compiles=12, timeout=600)
+
+
+@pytest.mark.slow
+def test_acceptance_stress_threads_processes_and_a_redis_restart(tmp_path, fresh_cache, monkeypatch):
+    """Issue 28's acceptance stress: 8 threads x 3 pipelines x 2 targets plus 4 processes on one cache dir, and
+    a Redis killed and restarted mid-run: 0 wrong binaries, 0 hangs, every compile completes."""
+    _threads_processes_and_redis_restart(tmp_path, fresh_cache, monkeypatch, threads=8, compiles=400, processes=4,
+                                         process_compiles=150, timeout=3000)

@@ -7,9 +7,11 @@ pipelines really ran. The key of each compile is recorded (a wrapper around trit
 wrapper), and the tritonx digest in it names the pipelines it claims (:func:`claims`). A mismatch is a
 binary whose marks differ from its key's claim: exactly the wrong-binary-in-the-cache defect.
 
-Used in-process by the default test, and as a script for the slow multi-process run::
+Compiles go to both :data:`TARGETS` (each job picks one). Used in-process by the default tests, and as a
+script for the multi-process runs (several processes on one cache dir, optionally one Redis remote cache;
+``remote`` in the report is :func:`tritonx.compat.remote_cache_stats` of the process)::
 
-    python tritonx_stress.py run --cache DIR --kernels DIR --compiles N --seed S --out keys.json
+    python tritonx_stress.py run --cache DIR --kernels DIR --compiles N --seed S --threads T --out keys.json
     python tritonx_stress.py verify --cache DIR --kernels DIR --keys a.json b.json ...
 """
 
@@ -25,13 +27,15 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 MARK = "// tritonx-stress:"
 TARGET = "cuda:90"
+#: The targets :func:`run` compiles for (both keep the PTX stage the pipelines mark).
+TARGETS = ("cuda:90", "cuda:80")
 SIGNATURE = {"X": "*fp32", "Y": "*fp32"}
 SIZES = (16, 32, 64, 128)
 TWINS = 4
@@ -137,6 +141,8 @@ class StressResult:
     errors: list[str] = field(default_factory=list)
     #: compiles retried after CPython's own AST race (see :func:`_is_cpython_ast_race`)
     ast_retries: int = 0
+    #: compiles per target
+    targets: dict[str, int] = field(default_factory=dict)
 
 
 def _is_cpython_ast_race(exc: BaseException) -> bool:
@@ -161,14 +167,19 @@ def check(key: str | None, ptx: str, table: dict[str, frozenset[str]], where: st
     return None if got == claimed else f"{where}: key claims {sorted(claimed)}, binary has {sorted(got)}"
 
 
-def run(kernels: list[Any], compiles: int, *, threads: int = 2, seed: int = 0) -> StressResult:
-    """Compile ``compiles`` times on ``threads`` threads while one thread toggles A/B and one binds K."""
+def run(kernels: list[Any], compiles: int, *, threads: int = 2, seed: int = 0, targets: tuple[str, ...] = TARGETS,
+        on_compile: Callable[[int], None] | None = None) -> StressResult:
+    """Compile ``compiles`` times on ``threads`` threads while one thread toggles A/B and one binds K.
+
+    ``on_compile(n)`` is called after each finished compile with the number finished so far (a test uses it
+    to inject faults mid-run).
+    """
     import tritonx
 
     ps = pipelines()
     table = claims(ps)
     rng = random.Random(seed)
-    jobs = [(rng.randrange(len(kernels)), rng.choice(SIZES)) for _ in range(compiles)]
+    jobs = [(rng.randrange(len(kernels)), rng.choice(SIZES), rng.choice(targets)) for _ in range(compiles)]
     result = StressResult()
     lock = threading.Lock()
     next_job = iter(range(compiles))
@@ -181,10 +192,10 @@ def run(kernels: list[Any], compiles: int, *, threads: int = 2, seed: int = 0) -
                 i = next(next_job, None)
             if i is None:
                 return
-            twin, size = jobs[i]
+            twin, size, target = jobs[i]
             for attempt in range(3):
                 try:
-                    k = tritonx.compile_for(TARGET, kernels[twin], SIGNATURE, {"N": size})
+                    k = tritonx.compile_for(target, kernels[twin], SIGNATURE, {"N": size})
                     break
                 except Exception as exc:  # reported as a failure by the caller
                     if _is_cpython_ast_race(exc) and attempt < 2:
@@ -194,10 +205,13 @@ def run(kernels: list[Any], compiles: int, *, threads: int = 2, seed: int = 0) -
                     result.errors.append(f"compile {i}: {type(exc).__name__}: {exc}")
                     k = None
                     break
-            if k is None:
-                continue
             with lock:
-                compiled.append((f"compile {i} (twin {twin}, N={size})", k.hash, k.asm["ptx"]))
+                if k is not None:
+                    compiled.append((f"compile {i} (twin {twin}, N={size}, {target})", k.hash, k.asm["ptx"]))
+                    result.targets[target] = result.targets.get(target, 0) + 1
+                done = len(compiled) + len(result.errors)
+            if on_compile is not None:
+                on_compile(done)
 
     def toggler() -> None:
         trng = random.Random(seed + 1)
@@ -285,7 +299,9 @@ def _explain_miss(hsh: str, key: str, keys: dict[str, str]) -> str:
     from triton.runtime.cache import get_cache_manager
 
     if hsh in keys:
-        where = get_cache_manager(hsh).cache_dir
+        manager = get_cache_manager(hsh)
+        # a RemoteCacheManager keeps its local dir in the FileCacheManager it materializes into
+        where = getattr(manager, "cache_dir", None) or manager._file_cache_manager.cache_dir
         files = sorted(os.listdir(where)) if os.path.isdir(where) else None
         return f"the run made this very key; its cache dir {where} holds {files}"
     return _closest_difference(key, keys.values())
@@ -352,14 +368,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compiles", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--keys", type=Path, nargs="*", default=[])
     args = parser.parse_args(argv)
     os.environ["TRITON_CACHE_DIR"] = str(args.cache)
     if args.command == "run":
-        res = run(twin_kernels(args.kernels), args.compiles, threads=args.threads, seed=args.seed)
+        from tritonx import compat
+
+        remote_cache_stats = getattr(compat, "remote_cache_stats", dict)  # older tritonx: no remote-cache counters
+        res = run(twin_kernels(args.kernels), args.compiles, threads=args.threads, seed=args.seed,
+                  targets=tuple(args.targets.split(",")))
         report = {"compiles": res.compiles, "seconds": res.seconds, "toggles": res.toggles, "binds": res.binds,
-                  "mismatches": res.mismatches, "errors": res.errors, "keys": res.keys}
+                  "mismatches": res.mismatches, "errors": res.errors, "targets": res.targets,
+                  "remote": remote_cache_stats(), "keys": res.keys}
     else:
         keys: dict[str, str] = {}
         for path in args.keys:

@@ -21,28 +21,35 @@ from .errors import (  # noqa: E402
     PipelineFrozenError,
     PluginError,
     PluginLoadError,
+    RemoteCacheWarning,
     TritonxError,
     UnkeyedStateWarning,
     UnknownPassError,
 )
-from .integration.capture import capture, compile_for  # noqa: E402
+from .integration.capture import compile_for  # noqa: E402
 from .integration.context import PassContext  # noqa: E402
 from .model.keyed import CacheKeyed, CustomPass, cache_key  # noqa: E402
 from .model.passes import Capture, PassInfo  # noqa: E402
 from .model.pipeline import Pipeline  # noqa: E402
 from .model.plugin import Plugin  # noqa: E402
 from .model.target import Target  # noqa: E402
-from .plugins.registry import (  # noqa: E402
+from .public import (  # noqa: E402
+    activate,
+    active,
+    active_key,
     apply_environment,
+    capture,
+    deactivate,
     disable_plugins,
     discover,
     enable_plugins,
     get_plugin,
+    is_plugin_enabled,
     list_plugins,
+    load_native,
+    pipeline,
     register_plugin,
 )
-from .plugins.registry import is_enabled as is_plugin_enabled  # noqa: E402
-from .public import activate, active, active_key, deactivate, pipeline  # noqa: E402
 
 
 def check_native(path: str):
@@ -50,13 +57,6 @@ def check_native(path: str):
     from .native.check import check_native as _check
 
     return _check(path)
-
-
-def load_native(path: str):
-    """Check, then load a native plugin library the way the installed Triton allows."""
-    from .native.load import load_native as _load
-
-    return _load(path)
 
 __all__ = [
     "TRITON_VERSION",
@@ -76,6 +76,7 @@ __all__ = [
     "Plugin",
     "PluginError",
     "PluginLoadError",
+    "RemoteCacheWarning",
     "Target",
     "TritonxError",
     "UnkeyedStateWarning",

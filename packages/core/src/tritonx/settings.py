@@ -17,6 +17,7 @@ keeps the two in step.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -113,20 +114,54 @@ class StrField(Field["str | None"]):
 
 
 class FloatField(Field[float]):
-    def __init__(self, var: str, default: float, doc: str) -> None:
+    """A number; NaN is always refused, and so is a value below ``minimum`` when one is given (a negative
+    budget or timeout is a mistake, not a request), whether it comes from the environment or is assigned."""
+
+    def __init__(self, var: str, default: float, doc: str, *, minimum: float | None = None) -> None:
         super().__init__(var, doc)
         self.default = default
+        self.minimum = minimum
 
     def parse(self, text: str | None) -> float:
         if text is None or not text.strip():
             return self.default
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
             raise SettingsError(f"{self.var}={text!r} is not a number") from None
+        return self._checked(value, text)
+
+    def __set__(self, obj: Any, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SettingsError(f"{self.var} (settings.{self.name}) must be a number, got {value!r}")
+        super().__set__(obj, self._checked(float(value), repr(value)))
+
+    def _checked(self, value: float, text: str) -> float:
+        if math.isnan(value):
+            raise SettingsError(f"{self.var}={text!r} is not a number (NaN)")
+        if self.minimum is not None and value < self.minimum:
+            raise SettingsError(f"{self.var}={text!r} must be >= {self.minimum:g}")
+        return value
 
     def default_text(self) -> str:
         return f"{self.default:g}"
+
+
+class IntField(Field[int]):
+    def __init__(self, var: str, default: int, doc: str) -> None:
+        super().__init__(var, doc)
+        self.default = default
+
+    def parse(self, text: str | None) -> int:
+        if text is None or not text.strip():
+            return self.default
+        try:
+            return int(text)
+        except ValueError:
+            raise SettingsError(f"{self.var}={text!r} is not an integer") from None
+
+    def default_text(self) -> str:
+        return str(self.default)
 
 
 class ListField(Field["tuple[str, ...]"]):
@@ -227,7 +262,7 @@ class TritonxSettings(Settings):
         "TRITONX_NATIVE_PLUGINS", ":",
         doc="native `.so` plugins (colon-separated) checked in an isolated child process and loaded at interpreter "
             "start-up (Triton 3.7+); refused ones print one warning and are left out; each library's verdict is "
-            "remembered per (path, size, mtime, Triton install)")
+            "remembered per (path, content hash, Triton install)")
     cache_dir = ParsedField(
         "TRITONX_CACHE_DIR", lambda text: text if text else settings.user_cache_dir("tritonx"),
         default="`$XDG_CACHE_HOME/tritonx`, else `~/.cache/tritonx`",
@@ -248,6 +283,35 @@ class TritonxSettings(Settings):
     ld_library_path = ListField(
         "LD_LIBRARY_PATH", ":", doc="the dynamic loader's search path, followed when checking a native plugin's "
                                     "dependencies as `ld.so` would")
+    # The Redis remote cache (`tritonx.compat.cache:RedisBackend`; host, port and key format are Triton's own
+    # `TRITON_REDIS_HOST`/`_PORT`/`_KEY_FORMAT`). The remote cache only ever speeds a compile up: on any error
+    # the compile goes on locally.
+    redis_connect_timeout = FloatField(
+        "TRITONX_REDIS_CONNECT_TIMEOUT", 1.0,
+        doc="seconds the Redis remote cache may take to connect before the compile goes on without it")
+    redis_timeout = FloatField(
+        "TRITONX_REDIS_TIMEOUT", 2.0,
+        doc="seconds one Redis remote-cache read or write may take (a frozen server costs at most this per call "
+            "until the breaker opens)")
+    redis_breaker_failures = IntField(
+        "TRITONX_REDIS_BREAKER_FAILURES", 3,
+        doc="failed Redis remote-cache calls in a row after which the process stops calling the server (compiles "
+            "stay local) until the cool-down has passed")
+    redis_breaker_cooldown = FloatField(
+        "TRITONX_REDIS_BREAKER_COOLDOWN", 30.0,
+        doc="seconds the Redis remote cache stays off after the breaker opened; then one call tries the server again")
+    redis_username = StrField("TRITONX_REDIS_USERNAME", doc="the Redis remote cache's AUTH user name (Redis 6 ACLs)")
+    redis_password = StrField("TRITONX_REDIS_PASSWORD", doc="the Redis remote cache's AUTH password")
+    redis_tls = BoolField("TRITONX_REDIS_TLS", False, doc="the Redis remote cache connects over TLS")
+    redis_tls_ca_certs = StrField(
+        "TRITONX_REDIS_TLS_CA_CERTS", doc="CA bundle the Redis server's TLS certificate is checked against (the "
+                                          "system's when unset)")
+    redis_tls_certfile = StrField("TRITONX_REDIS_TLS_CERTFILE", doc="client certificate for the Redis server's TLS")
+    redis_tls_keyfile = StrField("TRITONX_REDIS_TLS_KEYFILE", doc="private key of that client certificate")
+    redis_secret = StrField(
+        "TRITONX_REDIS_SECRET",
+        doc="when set, Redis remote-cache entries are signed with it (HMAC-SHA256) and entries without a valid "
+            "signature are ignored: only processes knowing it can fill the cache")
 
     def user_cache_dir(self, package: str) -> str:
         """``$XDG_CACHE_HOME/<package>``, else ``~/.cache/<package>`` (a package's default cache folder)."""
@@ -275,5 +339,6 @@ settings = TritonxSettings()
 
 #: The public surface: plugins (utlx among them) declare their own settings with these field types and
 #: read tritonx's through ``settings``.
-__all__ = ["FALSE_WORDS", "TRUE_WORDS", "BoolField", "Field", "FloatField", "ListField", "ParsedField", "PluginChoice",
-           "Settings", "SettingsError", "StrField", "TritonxSettings", "parse_bool", "parse_list", "settings"]
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "BoolField", "Field", "FloatField", "IntField", "ListField", "ParsedField",
+           "PluginChoice", "Settings", "SettingsError", "StrField", "TritonxSettings", "parse_bool", "parse_list",
+           "settings"]

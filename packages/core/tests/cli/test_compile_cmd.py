@@ -48,7 +48,7 @@ def test_dump_after_unknown_pass_suggests_names(cli, add_file):
 
 def test_diff_shows_disabled_pipelining(cli, matmul_file, no_pipelining_plugin):
     args = ["compile", f"{matmul_file}:probe_matmul", "--target", "cuda:90", "--signature", MATMUL_SIG,
-            *MATMUL_CONSTS, "--divisible", "9", "--plugins", "cli-test", "--diff"]
+            *MATMUL_CONSTS, "--divisible", "all", "--plugins", "cli-test", "--diff"]
     data = cli.json(*args)
     stages = data["stages"]
     assert stages["ttir"]["changed"] is False
@@ -58,7 +58,9 @@ def test_diff_shows_disabled_pipelining(cli, matmul_file, no_pipelining_plugin):
     assert stages["ptx"]["changed"] is True
     assert "cubin" not in stages  # binary stages are not diffed
 
-    text = cli(*args[:-1], "--diff", "--stage", "ptx").stdout
+    result = cli(*args[:-1], "--diff", "--stage", "ptx")
+    text = result.stdout
+    assert "changed: ptx; unchanged: none" in result.stderr and "changed:" not in text
     assert "--- ptx (stock)" in text and "+++ ptx (plugins)" in text
     assert any(line.startswith("-") and "cp.async" in line for line in text.splitlines())
 
@@ -67,12 +69,26 @@ def test_diff_without_plugins_reports_no_difference(cli, add_file):
     result = cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128", "--diff",
                  "--stage", "ttgir")
     assert result.exit_code == 0, result.output
-    assert "no difference in ttgir" in result.stdout
+    assert "no difference in ttgir" in result.stderr and result.stdout == ""  # a message, not data
 
 
-def test_binary_stage(cli, add_file):
+def test_binary_stage_goes_to_stdout_as_data(cli, add_file):
+    """Off a terminal, stdout carries the cubin itself (`--stage cubin > k.cubin`); no message there."""
     result = cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128", "--stage", "cubin")
-    assert result.exit_code == 0 and "stage cubin is binary" in result.stdout
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes.startswith(b"\x7fELF") and b"add_one" in result.stdout_bytes
+    data = cli.json("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128", "--stage", "cubin")
+    assert data["bytes"] == len(result.stdout_bytes)
+
+
+def test_binary_stage_on_a_terminal_is_a_message_on_stderr(cli, add_file, monkeypatch):
+    from tritonx.cli import compile_cmd
+
+    monkeypatch.setattr(compile_cmd, "stdout_is_terminal", lambda: True)
+    result = cli("compile", f"{add_file}:add_one", "--signature", ADD_SIG, "-c", "BLOCK=128", "--stage", "cubin")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert "stage cubin is binary" in result.stderr and "pick a text stage: source, ttir, ttgir" in result.stderr
 
 
 def test_input_errors(cli, add_file, tmp_path):

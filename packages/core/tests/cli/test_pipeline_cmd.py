@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tritonx.plugins import registry
+import tritonx
 
 
 def test_lists_stock_ttgir_passes_in_order(cli):
@@ -36,7 +36,7 @@ def test_plugin_edits_are_marked_with_their_pipeline(cli, no_pipelining_plugin):
     assert inserted["mark"] == "inserted" and inserted["edit"] == "cli-no-pipelining"
     assert data["active_pipelines"] == ["cli-no-pipelining"]
     # the command leaves the process as it found it
-    assert not registry.is_enabled("cli-test")
+    assert not tritonx.is_plugin_enabled("cli-test")
 
     text = cli("pipeline", "--stage", "ttgir", "--plugins", "cli-test").stdout
     assert "disabled by cli-no-pipelining" in text and "inserted by cli-no-pipelining" in text

@@ -47,9 +47,15 @@ def via_shared(x: dsl.Tensor(rank=1)):
     """Return ``x`` after a round trip through shared memory."""
 
 
+#: (LowerContext.target, the pass context's target) of each lowering of ``via_shared``, for the tests
+LOWERED_FOR: list = []
+
+
 @via_shared.lower("*")
 def _via_shared_ttgir(ctx, x):
     from triton.experimental.gluon import language as ttgl
+
+    LOWERED_FOR.append((ctx.target, ctx.pass_context.target))
 
     layout = ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
     shape = ctx.shape("x")

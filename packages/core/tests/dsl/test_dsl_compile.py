@@ -98,6 +98,20 @@ def test_the_language_key_enters_tritons_key():
     assert first.hash != second.hash
 
 
+@pytest.mark.parametrize(("target", "warp"), [("cuda:90", 32), ("hip:gfx942", 64)])
+def test_lowering_gets_the_pass_contexts_target_object(target, warp):
+    """One target type from the public API to the lowerings (issue 30): the lowering's target is the very
+    object the pass context carries, with the compile's warp count; no re-parsed text."""
+    dt.LOWERED_FOR.clear()
+    with tritonx.activate(dt.lang.pipeline()):
+        tritonx.compile_for(target, dk.shared_kernel, signature=dk.F32, constexprs={"N": 128},
+                            options={"num_warps": 8})
+    [(lowered, passed)] = dt.LOWERED_FOR
+    assert lowered is passed
+    assert lowered == KernelTarget(target.partition(":")[0], tritonx.Target.parse(target).arch, warp, num_warps=8)
+    assert str(lowered) == target and lowered == target
+
+
 def test_target_parsing_from_backend_options():
     class Options:
         backend_name, arch, num_warps, warp_size = "cuda", "sm90a", 8, 32

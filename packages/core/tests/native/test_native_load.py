@@ -11,19 +11,20 @@ from native_fixtures import (
     last_json,
     run_child,
 )
+from tritonx import load_native
 from tritonx.compat.native import native_loading
 from tritonx.errors import PluginLoadError
-from tritonx.native import NativePluginInfo, find_pass, load_native, native_passes
+from tritonx.native import NativePluginInfo
 
 LOADING = native_loading(installed_triton().version)
 
 
-def test_nothing_loaded_means_no_native_pass():
-    assert native_passes() == []
-    assert find_pass("add_plugin") is None
+def test_nothing_loaded_means_no_native_pass(runtime):
+    assert runtime.natives.native_passes() == []
+    assert runtime.natives.find_pass("add_plugin") is None
 
 
-def test_load_after_triton_import_explains_the_startup_route():
+def test_load_after_triton_import_explains_the_startup_route(runtime):
     if LOADING.mechanism != "env":
         pytest.skip("only Triton 3.7/3.8 read TRITON_PLUGIN_PATHS once, at import")
     plugin = installed_plugin()
@@ -31,7 +32,7 @@ def test_load_after_triton_import_explains_the_startup_route():
         load_native(plugin)  # this test process imported triton long ago
     assert info.value.check == "load" and info.value.path == str(plugin)
     assert "TRITONX_NATIVE_PLUGINS=" in str(info.value) and "already imported" in str(info.value)
-    assert native_passes() == []
+    assert runtime.natives.native_passes() == []
 
 
 def test_load_on_unsupported_triton_is_refused(tmp_path):
@@ -43,13 +44,13 @@ def test_load_on_unsupported_triton_is_refused(tmp_path):
     assert "need Triton >= 3.7" in str(info.value)
 
 
-def test_load_runs_the_checks_first(tmp_path):
+def test_load_runs_the_checks_first(tmp_path, runtime):
     bad = tmp_path / "bad.so"
     bad.write_bytes(b"\x7fELF" + b"\0" * 12)
     with pytest.raises(PluginLoadError) as info:
         load_native(bad)
     assert info.value.check == "elf"
-    assert native_passes() == []
+    assert runtime.natives.native_passes() == []
 
 
 def test_declared_but_unloaded_pass_is_a_load_error(runtime):
@@ -64,9 +65,9 @@ def test_declared_but_unloaded_pass_is_a_load_error(runtime):
         passes=[("tritonx_never_loaded", "1")],
     )
     runtime.natives.register(fake)
-    assert native_passes() == ["tritonx_never_loaded"]
+    assert runtime.natives.native_passes() == ["tritonx_never_loaded"]
     with pytest.raises(PluginLoadError) as info:
-        find_pass("tritonx_never_loaded")
+        runtime.natives.find_pass("tritonx_never_loaded")
     assert info.value.check == "load" and info.value.path == "/nowhere/libfake.so"
     assert f"passes.plugin.{LOADING.pass_attribute('tritonx_never_loaded')}" in str(info.value)
 
@@ -83,9 +84,10 @@ def test_runtime_load_on_39_adds_a_working_pass(tmp_path):
         import triton
         from triton._C import libtriton as L
         from native_kernels import compile_add_one
-        from tritonx.native import find_pass, load_native, native_passes
+        from tritonx.runtime import current
 
-        info = load_native(os.environ["GOOD"])
+        natives = current().natives
+        info = current().load_native(os.environ["GOOD"])
         compiled = compile_add_one(16)
         path = os.path.join(os.environ["TRITON_CACHE_DIR"], "k.ttir")
         with open(path, "w") as f:
@@ -94,10 +96,10 @@ def test_runtime_load_on_39_adds_a_working_pass(tmp_path):
         L.ir.load_dialects(ctx)
         mod = L.ir.parse_mlir_module(path, ctx)
         pm = L.ir.pass_manager(ctx)
-        adder = find_pass("plugin")
+        adder = natives.find_pass("plugin")
         adder(pm, [])
         pm.run(mod, "t")
-        print(json.dumps({"names": native_passes(), "repr": repr(adder),
+        print(json.dumps({"names": natives.native_passes(), "repr": repr(adder),
                           "funcs": [ln.strip().split("(")[0] for ln in str(mod).splitlines() if "tt.func" in ln]}))
         """,
         GOOD=str(installed_plugin()),

@@ -69,8 +69,9 @@ def test_good_plugin_loaded_bad_file_refused_with_one_warning(tmp_path):
         import triton
         from triton._C import libtriton as L
         from native_kernels import compile_add_one
-        import tritonx.native as native
-        from tritonx.native import registry
+        from tritonx.runtime import current
+
+        natives = current().natives
 
         attrs = sorted(a for a in dir(L.passes.plugin) if not a.startswith("_"))
         compiled = compile_add_one(32)  # a normal compile in the same process
@@ -82,17 +83,17 @@ def test_good_plugin_loaded_bad_file_refused_with_one_warning(tmp_path):
         L.ir.load_dialects(ctx)
         mod = L.ir.parse_mlir_module(path, ctx)
         pm = L.ir.pass_manager(ctx)
-        name = native.native_passes()[0]
-        adder = registry.find_pass(name)
+        name = natives.native_passes()[0]
+        adder = natives.find_pass(name)
         adder(pm, [])
         pm.run(mod, "tritonx-native-test")
-        again = native.load_native(os.environ["GOOD"])  # loaded at start-up: returned, not refused
+        again = current().load_native(os.environ["GOOD"])  # loaded at start-up: returned, not refused
         print(json.dumps({
             "attrs": attrs,
-            "names": native.native_passes(),
+            "names": natives.native_passes(),
             "funcs": [ln.strip().split("(")[0] for ln in str(mod).splitlines() if "tt.func" in ln],
             "ptx_ok": ".visible .entry add_one" in compiled.asm["ptx"],
-            "loaded": [i.path for i in native.loaded_natives()],
+            "loaded": [i.path for i in natives.loaded_natives()],
             "again": again.path,
             "plugin_paths": os.environ.get("TRITON_PLUGIN_PATHS"),
         }))
@@ -241,7 +242,10 @@ def test_a_slow_check_is_paid_once_per_file(tmp_path):
     assert outs == [{"cached": [], "ok": [True]}, {"cached": [str(slow)], "ok": [True]}]
     assert timings[0] > 3.0 > timings[1]  # the probe loaded it (3 s constructor) once
     st = os.stat(slow)
-    os.utime(slow, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a rebuilt library is checked again
+    os.utime(slow, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # touched, same bytes: same verdict
+    assert last_json(run_child(tmp_path, code, **env))["cached"] == [str(slow)]
+    with open(slow, "ab") as f:  # other bytes (a rebuilt library): checked again
+        f.write(b"\0")
     assert last_json(run_child(tmp_path, code, **env))["cached"] == []
 
 

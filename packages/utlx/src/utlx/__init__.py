@@ -1,10 +1,12 @@
 """utlx: TLX (Triton Language Extensions) on stock Triton. Use as ``import utlx as tlx``.
 
 Importing utlx exposes every TLX op, makes ``import triton.language.extra.tlx`` (and its submodules) resolve
-to utlx when no real module of that name exists, teaches Triton's CPU interpreter (``TRITON_INTERPRET=1``)
-the utlx ops, accepts the fork-only Triton surface TLX code uses (``utlx.fork_surface``), and (when not
-interpreting) activates the compile-path lowering (``utlx.plugin.ensure_active``) so TLX kernels compile
-without further setup. ``utlx.matmul(a, b)`` runs the best packaged GEMM.
+to utlx when no real module of that name exists, and enables the utlx plugin (``utlx.plugin.ensure_active``)
+so TLX kernels compile without further setup. Enabling it switches on utlx's declared seams of Triton
+(``utlx.seams``, installed by ``tritonx.seams`` and listed by ``tritonx doctor``): Triton's CPU interpreter
+(``TRITON_INTERPRET=1``) learns the utlx ops, and the fork-only Triton surface TLX code uses is accepted
+(``utlx.fork_surface``). Under the interpreter only the seams are switched on (nothing compiles).
+``utlx.matmul(a, b)`` runs the best packaged GEMM.
 """
 
 import sys as _sys
@@ -20,39 +22,20 @@ _install_alias()
 _bind_submodules(_sys.modules[__name__])
 
 
-def _install_interpreter_support() -> None:
-    """Register utlx with Triton's interpreter; cheap (wraps two hooks) and harmless when compiling."""
-    from utlx.interpreter import install
-
-    install()
-
-
-def _activate_compile_path() -> None:
-    """Interpreted kernels never compile, so the lowering is only activated when not interpreting."""
+def _enable() -> None:
+    """Switch utlx on unless the environment disables it: its seams of Triton (``utlx.seams``, installed by
+    ``tritonx.seams``) and, when not interpreting, the compile-path lowering (interpreted kernels never compile,
+    so the plugin's pipeline is only activated then)."""
     from utlx.compat import interpreting
+    from utlx.plugin import ensure_active, switch_on_seams
 
     if interpreting():
-        return
-    from utlx.plugin import ensure_active
-
-    ensure_active()
-
-
-def _install_fork_surface() -> None:
-    """Accept the Triton surface only Meta's fork has and TLX code uses (``triton.Config(ctas_per_cga=...)``,
-    ``GPUTarget.is_cuda_backend``); nothing is patched when the environment disables utlx."""
-    from utlx.plugin import disabled_by_environment
-
-    if disabled_by_environment():
-        return
-    from utlx.fork_surface import install
-
-    install()
+        switch_on_seams()
+    else:
+        ensure_active()
 
 
-_install_interpreter_support()
-_install_fork_surface()
-_activate_compile_path()
+_enable()
 
 from utlx.attention import attention as attention  # noqa: E402  (flash attention forward, a TLX kernel)
 from utlx.matmul import matmul  # noqa: E402  (after the ops: the packaged kernels use them)

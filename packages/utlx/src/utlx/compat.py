@@ -696,14 +696,11 @@ def function_rewriter() -> type:
 
 # ---------------------------------------------------------------- code generator (tracing)
 # utlx traces each replica of ``async_task(replicate=N)`` separately, which Triton's stock
-# ``CodeGenerator.visit_With`` cannot do (it visits a ``with`` body once). The hook below replaces that
-# method with one that offers every ``with`` to utlx first; utlx declines everything that is not one of
-# its own context managers, so other kernels are traced by the stock method. The code generator's
-# members used here (``visit``, ``semantic``, ``lscope``, ``local_defs``, ``visit_compound_statement``)
-# have the same names on Triton 3.6 to 3.9.
-
-_WITH_HOOK: dict[str, Any] = {}
-
+# ``CodeGenerator.visit_With`` cannot do (it visits a ``with`` body once). The seam made below (installed by
+# ``tritonx.seams``, declared in ``utlx.compiler``) replaces that method with one that offers every ``with`` to
+# utlx first; utlx declines everything that is not one of its own context managers, so other kernels are
+# traced by the stock method. The code generator's members used here (``visit``, ``semantic``, ``lscope``,
+# ``local_defs``, ``visit_compound_statement``) have the same names on Triton 3.6 to 3.9.
 
 def constant_int(op: Any) -> int | None:
     """The integer an ``arith.constant`` op holds; None for other ops, and on 3.6/3.7 (no attribute getter for
@@ -723,65 +720,34 @@ def code_generator_class() -> type:
     return CodeGenerator
 
 
-def install_with_hook(handler: Callable[[Any, Any], bool]) -> None:
-    """Route ``CodeGenerator.visit_With`` through ``handler(generator, node)`` first.
+def with_hook(handler: Callable[[Any, Any], bool]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``make(original)`` of the seam routing ``CodeGenerator.visit_With`` through ``handler(generator, node)``
+    first: ``handler`` returns True when it traced the statement itself; False lets the stock method run."""
 
-    ``handler`` returns True when it traced the statement itself; False lets the stock method run.
-    Installing twice keeps one hook (the latest handler).
-    """
-    from triton.compiler.code_generator import CodeGenerator
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def visit_With(self: Any, node: Any) -> Any:
+            if handler(self, node):
+                return None
+            return original(self, node)
 
-    original = _WITH_HOOK.get("original")
-    if original is None:
-        original = CodeGenerator.visit_With
-        _WITH_HOOK["original"] = original
+        return visit_With
 
-    def visit_With(self: Any, node: Any) -> Any:
-        if _WITH_HOOK["handler"](self, node):
-            return None
-        return original(self, node)
-
-    visit_With.__utlx_hook__ = True
-    _WITH_HOOK["handler"] = handler
-    CodeGenerator.visit_With = visit_With
+    return make
 
 
-def uninstall_with_hook() -> None:
-    """Put Triton's own ``visit_With`` back."""
-    from triton.compiler.code_generator import CodeGenerator
+def listcomp_hook(handler: Callable[[Any, Any], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``make(original)`` of the seam routing ``CodeGenerator.visit_ListComp`` through ``handler(generator, node)``
+    first: it returns the comprehension's value, or ``NotImplemented`` to let the stock method (tuple
+    comprehensions only) run."""
 
-    original = _WITH_HOOK.pop("original", None)
-    if original is not None:
-        CodeGenerator.visit_With = original
-    _WITH_HOOK.pop("handler", None)
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def visit_ListComp(self: Any, node: Any) -> Any:
+            out = handler(self, node)
+            return original(self, node) if out is NotImplemented else out
 
+        return visit_ListComp
 
-_LISTCOMP_HOOK: dict[str, Any] = {}
-
-
-def install_listcomp_hook(handler: Callable[[Any, Any], Any]) -> None:
-    """Route ``CodeGenerator.visit_ListComp`` through ``handler(generator, node)`` first: it returns the
-    comprehension's value, or ``NotImplemented`` to let the stock method (tuple comprehensions only) run."""
-    from triton.compiler.code_generator import CodeGenerator
-
-    original = _LISTCOMP_HOOK.setdefault("original", CodeGenerator.visit_ListComp)
-
-    def visit_ListComp(self: Any, node: Any) -> Any:
-        out = _LISTCOMP_HOOK["handler"](self, node)
-        return original(self, node) if out is NotImplemented else out
-
-    visit_ListComp.__utlx_hook__ = True
-    _LISTCOMP_HOOK["handler"] = handler
-    CodeGenerator.visit_ListComp = visit_ListComp
-
-
-def uninstall_listcomp_hook() -> None:
-    from triton.compiler.code_generator import CodeGenerator
-
-    original = _LISTCOMP_HOOK.pop("original", None)
-    if original is not None:
-        CodeGenerator.visit_ListComp = original
-    _LISTCOMP_HOOK.pop("handler", None)
+    return make
 
 
 def codegen_comprehension(generator: Any, node: Any, items: list[Any]) -> Any:
@@ -793,12 +759,6 @@ def codegen_comprehension(generator: Any, node: Any, items: list[Any]) -> Any:
         generator.set_value(comp.target.id, item)
         results.append(generator.visit(node.elt))
     return tl.tuple(results)
-
-
-def with_hook_installed() -> bool:
-    from triton.compiler.code_generator import CodeGenerator
-
-    return getattr(CodeGenerator.visit_With, "__utlx_hook__", False)
 
 
 def codegen_callee(generator: Any, call: Any) -> Any:

@@ -16,11 +16,12 @@ same ``CACHE_MODIFIER.CS`` 3.8 uses (the AMDGCN is 3.8's, ``sc0 nt``; NVIDIA's 3
 drops the hint). And ``@aggregate`` classes without their own ``__init__`` (3.8 builds one from the field
 annotations; 3.6/3.7 fail with "Unsupported function referenced: object.__init__") get that constructor on
 3.6/3.7 too. And a fork kernel may annotate a variable with a Python type (``ps: tuple = ()``), which stock
-Triton evaluates and rejects: such an annotation is accepted and ignored, as the fork does. Each addition here checks
-:func:`utlx.plugin.enabled` when it is used, so it is gone again (stock Triton's behaviour and errors) once
-utlx is disabled (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx, or ``tritonx.disable_plugins``);
-with utlx disabled in the environment at import, nothing is patched at all. Where the classes and methods
-live per Triton version is in :mod:`utlx.compat`.
+Triton evaluates and rejects: such an annotation is accepted and ignored, as the fork does. This module makes the
+wrappers; they are installed as declared seams (:mod:`utlx.seams`, through :mod:`tritonx.seams`) when the utlx
+plugin is enabled and undone when it is disabled (``tritonx.disable_plugins``); with utlx disabled in the
+environment (``UTLX_DISABLE=1``, ``TRITONX_PLUGINS`` without utlx) nothing is installed at all. Each wrapper also
+checks :func:`utlx.switch.enabled` when it is used, so stock Triton's behaviour and errors come back the moment
+utlx is switched off. Where the classes and methods live per Triton version is in :mod:`utlx.compat`.
 
 ``ctas_per_cga=(x, y, z)`` asks for thread-block clusters in TLX's convention: the grid counts CTAs and each
 CTA is its own program (``tl.program_id`` is the CTA's id, its tensors its own). Stock Triton's ``num_ctas`` is
@@ -45,10 +46,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from utlx import compat as _compat
-from utlx.plugin import enabled
+from tritonx import seams
+from tritonx.seams import Seam
 
-_PATCHED = "__utlx_fork_surface__"
+from utlx import compat as _compat
+from utlx.switch import enabled
+
 CTAS_PER_CGA = "ctas_per_cga"
 
 
@@ -86,25 +89,23 @@ def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
-def _patch(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
-    original = getattr(owner, name)
-    if getattr(original, _PATCHED, None) is not None:
-        return
-    replacement = make(original)
-    functools.update_wrapper(replacement, original)
-    setattr(replacement, _PATCHED, original)
-    setattr(owner, name, replacement)
+_Make = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def _unpatch(owner: Any, name: str) -> None:
-    original = getattr(getattr(owner, name), _PATCHED, None)
-    if original is not None:
-        setattr(owner, name, original)
+def _wrapping(make: _Make) -> _Make:
+    """``make(original)`` whose replacement carries the original's name and docstring (``functools.wraps``)."""
+
+    @functools.wraps(make)
+    def build(original: Callable[..., Any]) -> Callable[..., Any]:
+        return functools.update_wrapper(make(original), original)
+
+    return build
 
 
 # ------------------------------------------------------------------------------------ triton.Config
 
 
+@_wrapping
 def _config_init(original: Callable[..., Any]) -> Callable[..., Any]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if CTAS_PER_CGA not in kwargs or not enabled():
@@ -118,6 +119,7 @@ def _config_init(original: Callable[..., Any]) -> Callable[..., Any]:
     return __init__
 
 
+@_wrapping
 def _config_all_kwargs(original: Callable[..., Any]) -> Callable[..., Any]:
     def all_kwargs(self: Any) -> dict[str, Any]:
         out = original(self)
@@ -130,6 +132,7 @@ def _config_all_kwargs(original: Callable[..., Any]) -> Callable[..., Any]:
     return all_kwargs
 
 
+@_wrapping
 def _config_str(original: Callable[..., Any]) -> Callable[..., Any]:
     def __str__(self: Any) -> str:
         text = original(self)
@@ -142,6 +145,7 @@ def _config_str(original: Callable[..., Any]) -> Callable[..., Any]:
 # ---------------------------------------------------------------------------------------- autotuner
 
 
+@_wrapping
 def _autotuner_init(original: Callable[..., Any]) -> Callable[..., Any]:
     def __init__(self: Any, fn: Any, arg_names: Any, configs: Any, key: Any, *args: Any, **kwargs: Any) -> None:
         if enabled() and _compat.AUTOTUNER_REJECTS_UNKNOWN_KEYS and key:
@@ -151,6 +155,7 @@ def _autotuner_init(original: Callable[..., Any]) -> Callable[..., Any]:
     return __init__
 
 
+@_wrapping
 def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
     def prune_configs(self: Any, kwargs: dict[str, Any]) -> list[Any]:
         configs = original(self, kwargs)
@@ -186,6 +191,7 @@ def _fork_hip_options(kwargs: dict[str, Any], where: str) -> None:
             raise TypeError(f"{where}: option {name}={value!r} must be {' or '.join(t.__name__ for t in types)}")
 
 
+@_wrapping
 def _pack_args(original: Callable[..., Any]) -> Callable[..., Any]:
     def pack_args(self: Any, backend: Any, kwargs: dict[str, Any], *rest: Any) -> Any:
         if enabled() and _compat.backend_is_hip(backend):
@@ -215,6 +221,7 @@ def _check_cluster_target(backend: Any, dims: tuple[int, int, int], where: str) 
         raise _cluster_error(dims, where, f"which need sm_90 or newer (target sm_{arch})")
 
 
+@_wrapping
 def _parse_options(original: Callable[..., Any]) -> Callable[..., Any]:
     """``CUDABackend.parse_options``: keep ``ctas_per_cga`` on the options (stock drops unknown keys).
 
@@ -264,6 +271,16 @@ def is_cuda_backend(self: Any) -> bool:
     return self.backend in ("cuda", "tileir")
 
 
+def is_cuda_backend_method(original: Any) -> _EnabledMethod:
+    """What seam ``utlx.gpu-target-is-cuda-backend`` adds to ``GPUTarget`` (``original``: stock has none)."""
+    return _EnabledMethod(is_cuda_backend)
+
+
+def gpu_target_lacks_is_cuda_backend() -> bool:
+    """Stock ``GPUTarget`` has no ``is_cuda_backend`` (Meta's fork does: then nothing is added)."""
+    return "is_cuda_backend" not in vars(_compat.gpu_target_class())
+
+
 # ------------------------------------------------------------------------------- list comprehensions
 
 
@@ -288,9 +305,10 @@ def range_comprehension(generator: Any, node: Any) -> Any:
     return _compat.codegen_comprehension(generator, node, [tl.constexpr(i) for i in range(*bounds)])
 
 
-# --------------------------------------------------------------------------------------- install
+# ------------------------------------------------------------------- wrappers installed by utlx.seams
 
 
+@_wrapping
 def _load_cache_modifier(original: Callable[..., Any]) -> Callable[..., Any]:
     def _str_to_load_cache_modifier(self: Any, cache_modifier: Any) -> Any:
         if cache_modifier == ".cs" and enabled():
@@ -330,6 +348,7 @@ def _field_init(cls: type) -> Callable[..., None]:
     return __init__
 
 
+@_wrapping
 def _aggregate(original: Callable[..., Any]) -> Callable[..., Any]:
     def _aggregate(cls: type) -> Any:
         if enabled() and "__init__" not in cls.__dict__:
@@ -344,6 +363,7 @@ def _aggregate(original: Callable[..., Any]) -> Callable[..., Any]:
 _ANNOTATION_TYPES = frozenset({"tuple", "list", "dict", "bool", "str"})
 
 
+@_wrapping
 def _ann_assign(original: Callable[..., Any]) -> Callable[..., Any]:
     def visit_AnnAssign(self: Any, node: Any) -> Any:
         ann = node.annotation
@@ -355,50 +375,54 @@ def _ann_assign(original: Callable[..., Any]) -> Callable[..., Any]:
     return visit_AnnAssign
 
 
-def _targets() -> list[tuple[Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
-    config = _compat.autotune_config_class()
-    owner, name = _compat.launch_options_hook()
-    targets = [
-        (config, "__init__", _config_init),
-        (config, "all_kwargs", _config_all_kwargs),
-        (config, "__str__", _config_str),
-        (_compat.autotuner_class(), "prune_configs", _prune_configs),
-        (_compat.autotuner_class(), "__init__", _autotuner_init),
-        (owner, name, _pack_args),
-        (*_compat.cuda_options_hook(), _parse_options),
-        (_compat.code_generator_class(), "visit_AnnAssign", _ann_assign),
-    ]
-    cache_hook = _compat.load_cache_modifier_hook()
-    if cache_hook is not None:
-        targets.append((*cache_hook, _load_cache_modifier))
-    aggregate_hook = _compat.aggregate_decorator_hook()
-    if aggregate_hook is not None:
-        targets.append((*aggregate_hook, _aggregate))
-    return targets
+def _place(owner: Callable[[], Any], name: str) -> Callable[[], tuple[Any, str]]:
+    """``where`` of a seam on attribute ``name`` of ``owner()`` (resolved when the seam is installed)."""
+    return lambda: (owner(), name)
 
 
-def install() -> None:
-    """Add the fork-only surface to this process's Triton (idempotent)."""
-    for owner, name, make in _targets():
-        _patch(owner, name, make)
-    target = _compat.gpu_target_class()
-    if "is_cuda_backend" not in vars(target):
-        target.is_cuda_backend = _EnabledMethod(is_cuda_backend)
-    _compat.install_listcomp_hook(range_comprehension)
+_config, _tuner, _codegen = _compat.autotune_config_class, _compat.autotuner_class, _compat.code_generator_class
 
-
-def uninstall() -> None:
-    """Give Triton back its own methods (tests; ``install`` again re-adds them)."""
-    for owner, name, _ in _targets():
-        _unpatch(owner, name)
-    _compat.uninstall_listcomp_hook()
-    target = _compat.gpu_target_class()
-    if isinstance(vars(target).get("is_cuda_backend"), _EnabledMethod):
-        del target.is_cuda_backend
+#: The fork-only surface, as seams of stock Triton (installed by tritonx.seams while utlx is enabled).
+SEAMS: tuple[Seam, ...] = (
+    Seam("utlx.config-init", where=_place(_config, "__init__"), make=_config_init,
+         reason="triton.Config accepts the fork's ctas_per_cga= keyword (TLX tutorials build such configs at "
+                "import)"),
+    Seam("utlx.config-all-kwargs", where=_place(_config, "all_kwargs"), make=_config_all_kwargs,
+         reason="a config's launch keywords carry its ctas_per_cga clusters of more than one CTA"),
+    Seam("utlx.config-str", where=_place(_config, "__str__"), make=_config_str,
+         reason="a config's text shows its ctas_per_cga"),
+    Seam("utlx.autotuner-prune-configs", where=_place(_tuner, "prune_configs"), make=_prune_configs,
+         reason="under the interpreter (no cluster model) the autotuner drops configs asking for clusters of more "
+                "than one CTA (with a warning)"),
+    Seam("utlx.autotuner-init", where=_place(_tuner, "__init__"), make=_autotuner_init, versions=((3, 9), (3, 9)),
+         reason="autotune key names that are not kernel arguments are ignored, as the fork and Triton 3.6-3.8 do "
+                "(3.9 rejects them)"),
+    Seam("utlx.launch-options", where=_compat.launch_options_hook, make=_pack_args,
+         reason="a launch's ctas_per_cga is checked (kept for the CUDA options when it asks for clusters) and the "
+                "fork-only HIPOptions keywords are checked and taken out (compile path only)"),
+    Seam("utlx.cuda-options-ctas-per-cga", where=_compat.cuda_options_hook, make=_parse_options,
+         reason="the CUDA options carry ctas_per_cga (in their hash and the kernel metadata), which the PTX entry "
+                "turns into .reqnctapercluster: TLX's clusters of one program per CTA"),
+    Seam("utlx.codegen-annassign", where=_place(_codegen, "visit_AnnAssign"), make=_ann_assign,
+         reason="a variable annotated with a Python type (ps: tuple = ()) is accepted and the annotation ignored, "
+                "as the fork does"),
+    Seam("utlx.codegen-listcomp", where=_place(_codegen, "visit_ListComp"),
+         make=_compat.listcomp_hook(range_comprehension),
+         reason="a list comprehension over a range of compile-time ints builds a tuple, as the fork accepts"),
+    Seam("utlx.load-cache-modifier", where=_compat.load_cache_modifier_hook, make=_load_cache_modifier,
+         versions=((3, 6), (3, 7)),
+         reason="tl.load accepts cache_modifier='.cs' as Triton 3.8 does (3.6/3.7 take it on stores only)"),
+    Seam("utlx.aggregate-init", where=_compat.aggregate_decorator_hook, make=_aggregate, versions=((3, 6), (3, 7)),
+         reason="an @aggregate class without __init__ gets one from its annotations, as Triton 3.8 builds"),
+    Seam("utlx.gpu-target-is-cuda-backend", where=_place(_compat.gpu_target_class, "is_cuda_backend"),
+         make=is_cuda_backend_method, needed=gpu_target_lacks_is_cuda_backend,
+         reason="GPUTarget.is_cuda_backend(), a method of Meta's fork that TLX helpers call"),
+)
 
 
 def installed() -> bool:
-    return all(getattr(getattr(owner, name), _PATCHED, None) is not None for owner, name, _ in _targets())
+    """Are the fork-surface seams that apply to this Triton installed?"""
+    return all(seams.is_installed(s.name) for s in SEAMS if s.applies())
 
 
-__all__ = ["CTAS_PER_CGA", "UtlxClusterLaunchError", "cluster_shape", "install", "installed", "uninstall"]
+__all__ = ["CTAS_PER_CGA", "SEAMS", "UtlxClusterLaunchError", "cluster_shape", "installed"]

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonx.settings import settings as tritonx_settings
-
 import utlx.compiler  # noqa: F401  (gives the language its lowerings and passes before it is built)
+from utlx import seams
 from utlx.__about__ import __version__
 from utlx.language._op import DESCRIPTION, LANGUAGE
-from utlx.settings import settings
+from utlx.switch import _REGISTRY, NAME, disabled_by_environment, enabled
 
-NAME = LANGUAGE.name
+__all__ = ["NAME", "build_pipeline", "build_plugin", "disabled_by_environment", "enabled", "ensure_active", "plugin",
+           "switch_on_seams"]
 
 
 def build_pipeline() -> Any:
@@ -38,29 +38,12 @@ def build_pipeline() -> Any:
 
 
 def build_plugin() -> Any:
-    """The tritonx ``Plugin`` object (enabled by default: it only acts on kernels that use TLX ops)."""
-    return LANGUAGE.plugin(version=__version__, description=DESCRIPTION, default_enabled=True)
+    """The tritonx ``Plugin`` object (enabled by default: it only acts on kernels that use TLX ops). Its hooks
+    (:mod:`utlx.seams`) declare the seams of Triton utlx needs; tritonx installs them when it enables utlx."""
+    return LANGUAGE.plugin(version=__version__, description=DESCRIPTION, default_enabled=True, hooks=seams)
 
 
 plugin = build_plugin()
-
-#: ``tritonx.is_plugin_enabled`` once looked up (keeps the already-enabled path free of imports)
-_REGISTRY: list[Any] = []
-
-
-def disabled_by_environment() -> bool:
-    """``UTLX_DISABLE=1``, or a ``TRITONX_PLUGINS`` list that leaves utlx out, switches utlx off."""
-    if settings.disable:
-        return True
-    return not tritonx_settings.plugins.allows(NAME, default_enabled=True)
-
-
-def enabled() -> bool:
-    """Is utlx switched on in this process? Off when the environment disables it, and, once tritonx manages
-    utlx (:func:`ensure_active` registered it), whenever tritonx has it disabled."""
-    if disabled_by_environment():
-        return False
-    return _REGISTRY[0](NAME) if _REGISTRY else True
 
 
 def ensure_active() -> str:
@@ -85,3 +68,14 @@ def ensure_active() -> str:
             tritonx.register_plugin(plugin)
         tritonx.enable_plugins([NAME])
     return "tritonx"
+
+
+def switch_on_seams() -> None:
+    """Under ``TRITON_INTERPRET=1`` (nothing compiles, so the plugin's pipeline is not activated): install
+    utlx's seams through :mod:`tritonx.seams` as enabling the plugin would, unless the environment disables
+    utlx."""
+    if disabled_by_environment():
+        return
+    import tritonx.seams
+
+    tritonx.seams.switch_on(NAME, seams)

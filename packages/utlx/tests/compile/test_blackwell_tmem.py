@@ -220,6 +220,48 @@ def test_async_dot_scaled_is_a_block_scaled_tcgen05_mma(in_smem):
 
 
 @triton.jit
+def _scaled_mma_two_scale_buffers(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr):
+    """Two MMAs, each with its own buffer of a 2-buffer TMEM scales allocation (indices known at compile time)."""
+    offs = tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :]
+    sflat = tl.arange(0, 512)
+    a = tlx.local_alloc((128, 128), tl.float8e4nv, 1)
+    b = tlx.local_alloc((128, 128), tl.float8e4nv, 1)
+    sa = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 2)
+    sb = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
+    tlx.local_store(a[0], tl.load(a_ptr + offs))
+    tlx.local_store(b[0], tl.load(b_ptr + offs))
+    for i in tl.static_range(2):
+        tlx.local_store(sa[i], tl.load(sa_ptr + i * 512 + sflat).reshape(1, 1, 1, 2, 256))
+    tlx.local_store(sb[0], tl.load(sb_ptr + sflat).reshape(1, 1, 1, 2, 256))
+    tlx.fence_async_shared()
+    acc = tlx.local_alloc((128, 128), tl.float32, 2, tlx.storage_kind.tmem)
+    done = tlx.alloc_barriers(2)
+    sa_t = tlx.local_alloc((128, 4), tl.uint8, 2, tlx.storage_kind.tmem)
+    sb_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
+    tlx.tmem_copy(sb[0], sb_t[0])
+    for i in tl.static_range(2):
+        tlx.tmem_copy(sa[i], sa_t[i])
+        tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[i], sa_t[i], "e4m3", sb_t[0], "e4m3", use_acc=False,
+                             mBarriers=[done[i]])
+    for i in tl.static_range(2):
+        tlx.barrier_wait(done[i], 0)
+        tl.store(c_ptr + i * 128 * 128 + offs, tlx.local_load(acc[i]))
+
+
+@needs_blackwell_tlx
+def test_each_buffer_of_a_tmem_scales_allocation_is_its_own_allocation():
+    """TMEM's scales layout has no buffer index and stock Triton cannot slice it: each buffer is allocated alone
+    (this used to emit a ``ttng.tmem_subslice`` of a scales buffer, which Triton's verifier refuses)."""
+    k = compile_kernel(_scaled_mma_two_scale_buffers, {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "sa_ptr": "*u8",
+                                                       "sb_ptr": "*u8", "c_ptr": "*fp32"}, {}, "cuda:100")
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert _count(ttgir, r"ttng\.tmem_alloc[^\n]*#tmem_scales,") == 3, ttgir
+    assert _count(ttgir, r"ttng\.tc_gen5_mma_scaled") == 2 and _count(ttgir, r"ttng\.tmem_copy") == 3
+    # each MMA is K=128: four K=32 block-scaled tcgen05 instructions
+    assert _count(ptx, r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale") == 8
+
+
+@triton.jit
 def _packed_math(x_ptr, y_ptr):
     offs = tl.arange(0, 128)
     x = tl.load(x_ptr + offs)

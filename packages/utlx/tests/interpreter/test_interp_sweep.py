@@ -86,10 +86,11 @@ def test_bf16_tl_dot_is_right_with_utlx(monkeypatch):
     """A plain Triton kernel (no utlx op): bf16 ``tl.dot`` under the interpreter is exact with utlx imported, and
     wrong by orders of magnitude with stock's ``create_dot``. When the second half fails, stock Triton fixed it:
     drop ``utlx.interpreter.hooks.bf16_dot``."""
+    from tritonx import seams
     from utlx import compat
 
     assert _bf16_dot_error(0) < 1e-6  # float32 accumulation of exact bf16 products
     builder = compat.interpreter_builder_class()
-    stock = builder.create_dot.__utlx_interpreter_patched__
+    stock = seams.original("utlx.interpreter-bf16-dot")
     monkeypatch.setattr(builder, "create_dot", stock)
     assert _bf16_dot_error(0) > 1.0

@@ -2,7 +2,8 @@
 
 Public means: a name in ``tritonx.__all__``, in ``tritonx.dsl.__all__`` (the API for kernel-callable ops,
 on which every utlx op is declared), a public class of ``tritonx.errors``, or a name in
-``tritonx.settings.__all__`` (typed environment settings; plugins build theirs on its field types).
+``tritonx.settings.__all__`` (typed environment settings; plugins build theirs on its field types), or a name in
+``tritonx.seams.__all__`` (how a plugin declares the changes it needs to stock Triton).
 Every ``import``/``from`` of tritonx in utlx's sources (inside functions too) and every attribute read
 on a module bound by one is checked, so a private module
 (``tritonx.plugins.registry``) or name (``tritonx.compat``) fails this test.
@@ -16,12 +17,14 @@ from pathlib import Path
 import tritonx
 import tritonx.dsl
 import tritonx.errors
+import tritonx.seams
 import tritonx.settings
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "utlx"
 
 PUBLIC: dict[str, set[str]] = {
-    "tritonx": set(tritonx.__all__) | {"dsl", "errors", "settings"},
+    "tritonx": set(tritonx.__all__) | {"dsl", "errors", "seams", "settings"},
+    "tritonx.seams": set(tritonx.seams.__all__),
     "tritonx.settings": set(tritonx.settings.__all__),
     "tritonx.dsl": set(tritonx.dsl.__all__),
     "tritonx.errors": {n for n, v in vars(tritonx.errors).items() if isinstance(v, type) and not n.startswith("_")},

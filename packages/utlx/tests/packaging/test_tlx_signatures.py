@@ -166,7 +166,7 @@ def _is_context_manager(cls: ast.ClassDef) -> bool:
 
 
 #: Names whose signature the fork changed incompatibly since the wheel (other defaults, other parameters). They
-#: are Blackwell-only (CLC, mxfp8 packing), which utlx does not compile; it keeps the wheel's signature.
+#: are Blackwell-only (CLC, mxfp8 packing); utlx keeps the wheel's signature.
 CHANGED_IN_FORK = {"clc_producer", "clc_consumer", "_to_mxfp8_block"}
 
 _EXTENDING: list[set[str]] = [set()]

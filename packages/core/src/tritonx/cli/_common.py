@@ -10,8 +10,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import io
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -45,8 +47,8 @@ class CompilerFailure(TritonxError):
 
 
 def fail(command: str, message: str, code: int = 1) -> NoReturn:
-    """Print ``tritonx COMMAND: error: MESSAGE`` on stderr and exit with ``code``."""
-    typer.echo(f"tritonx {command}: error: {message}", err=True)
+    """Print ``tritonx COMMAND: error: MESSAGE`` on stderr (``tritonx: error:`` without one) and exit with ``code``."""
+    typer.echo(f"tritonx{' ' + command if command else ''}: error: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -60,7 +62,19 @@ def _compilation_error_line(exc: BaseException) -> str:
     where = f" at line {node.lineno}:{node.col_offset} of the kernel" if hasattr(node, "lineno") else ""
     message = getattr(exc, "error_message", None) or (str(exc.__cause__) if exc.__cause__ else "")
     message = " ".join(message.split()) or type(exc).__name__
+    # A Python value (str, None, list) flowing into a Triton op fails inside Triton's code generator as
+    # AttributeError("'str' object has no attribute 'type'"): say what it means instead.
+    stray = re.search(r"'(\w+)' object has no attribute 'type'", message)
+    if stray:
+        message = f"a Python {stray.group(1)} is used where Triton needs a number or a tensor"
     return f"Triton could not compile the kernel{where}: {message}"
+
+
+def _ptxas_error_line(exc: BaseException) -> str:
+    """Triton's ``PTXASError`` (a heading, ptxas's stderr, a repro command naming temp files) as ptxas's own words."""
+    text = str(exc)
+    said = text.split("`ptxas` stderr:", 1)[1].split("Repro command:", 1)[0] if "`ptxas` stderr:" in text else text
+    return f"ptxas refused the kernel: {' '.join(said.split()) or _one_line(exc)}"
 
 
 def user_errors(command: str) -> Callable[[F], F]:
@@ -77,8 +91,8 @@ def user_errors(command: str) -> Callable[[F], F]:
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except (typer.Exit, typer.Abort, KeyboardInterrupt):
-                raise
+            except (typer.Exit, typer.Abort, KeyboardInterrupt, BrokenPipeError):
+                raise  # a closed stdout is the reader's choice, handled once at the entry point (cli.pipes)
             except Exception as exc:
                 if DEBUG:
                     raise
@@ -91,8 +105,10 @@ def user_errors(command: str) -> Callable[[F], F]:
 
 def describe_error(exc: BaseException, command: str) -> str:
     """The one or two lines that stand for ``exc`` in a command's error message."""
-    if _is_triton_compile_error(exc):
+    if is_triton_compile_error(exc):
         return _compilation_error_line(exc)
+    if type(exc).__name__ == "PTXASError":
+        return _ptxas_error_line(exc)
     if isinstance(exc, KeyError) and not isinstance(exc, TritonxError):
         return str(exc.args[0]) if exc.args else "KeyError"
     if isinstance(exc, (TritonxError, ValueError, FileNotFoundError)):
@@ -101,7 +117,7 @@ def describe_error(exc: BaseException, command: str) -> str:
             f"(run `tritonx --debug {command} ...` for the traceback)")
 
 
-def _is_triton_compile_error(exc: BaseException) -> bool:
+def is_triton_compile_error(exc: BaseException) -> bool:
     try:
         from triton.compiler.errors import CompilationError
     except ImportError:  # pragma: no cover - every supported Triton has it
@@ -111,7 +127,8 @@ def _is_triton_compile_error(exc: BaseException) -> bool:
 
 @contextlib.contextmanager
 def compiler_output(what: str) -> Iterator[None]:
-    """Hold back what Triton's native code writes to file descriptors 1 and 2 while it compiles ``what``.
+    """Hold back what Triton's native code writes to file descriptors 1 and 2 while it compiles ``what``,
+    and remove the temp files it leaves (:func:`scratch_dir`).
 
     Why: MLIR prints diagnostics and whole reproducer modules, and ``ptxas`` its banner, straight to
     the process's stdout/stderr, where they would spoil ``--json`` output and bury the one line that
@@ -122,6 +139,13 @@ def compiler_output(what: str) -> Iterator[None]:
     if DEBUG:
         yield
         return
+    with scratch_dir(), _held_output(what):
+        yield
+
+
+@contextlib.contextmanager
+def _held_output(what: str) -> Iterator[None]:
+    """The file-descriptor half of :func:`compiler_output`."""
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -129,12 +153,15 @@ def compiler_output(what: str) -> Iterator[None]:
     except OSError:  # no real descriptors (embedded interpreter): nothing to hold back
         yield
         return
+    # Python-level prints (Triton's ptxas failure report) are held too, also where sys.stdout is no fd 1
+    py_held = io.StringIO()
     with tempfile.TemporaryFile() as held:
         os.dup2(held.fileno(), 1)
         os.dup2(held.fileno(), 2)
         failed: BaseException | None = None
         try:
-            yield
+            with contextlib.redirect_stdout(py_held), contextlib.redirect_stderr(py_held):
+                yield
         except BaseException as exc:
             failed = exc
         finally:
@@ -146,7 +173,7 @@ def compiler_output(what: str) -> Iterator[None]:
             os.close(saved[0])
             os.close(saved[1])
             held.seek(0)
-            text = held.read().decode(errors="replace")
+            text = held.read().decode(errors="replace") + py_held.getvalue()
         if failed is None:
             if text:
                 sys.stderr.write(text)
@@ -158,6 +185,27 @@ def compiler_output(what: str) -> Iterator[None]:
             detail = f"{first} ({_one_line(failed)})" if first else _one_line(failed)
             raise CompilerFailure(f"Triton could not compile {what}: {detail}") from failed
         raise failed
+
+
+@contextlib.contextmanager
+def scratch_dir() -> Iterator[None]:
+    """Point ``tempfile`` at a private folder while Triton compiles, and remove it afterwards.
+
+    Why: Triton's NVIDIA backend writes the PTX and ``ptxas`` log to ``NamedTemporaryFile(delete=False)``
+    files and keeps them when ``ptxas`` fails (for the repro command that the CLI's one-line error does not
+    show), so every failed compile left a ``.ptx`` in ``/tmp``. ``--debug`` keeps them: its traceback
+    prints that repro command.
+    """
+    if DEBUG:
+        yield
+        return
+    saved = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="tritonx-cli-") as private:
+        tempfile.tempdir = private
+        try:
+            yield
+        finally:
+            tempfile.tempdir = saved
 
 
 def emit_json(data: Any) -> None:
@@ -188,10 +236,13 @@ def parse_signature(text: str) -> dict[str, str]:
     return sig
 
 
-def parse_constexprs(items: list[str] | None, flag: str = "--constexpr") -> dict[str, Any]:
-    """``["BLOCK=128", "FLAG=True"]`` -> ``{"BLOCK": 128, "FLAG": True}`` (Python literals, else strings).
+def parse_constexprs(items: list[str] | None, flag: str = "--constexpr", *, bare_words: bool = False) -> dict[str, Any]:
+    """``["BLOCK=128", "FLAG=True", "ACT='relu'"]`` -> ``{"BLOCK": 128, "FLAG": True, "ACT": "relu"}``.
 
-    ``flag`` names the option in the error (``--constexpr``, or ``-o`` for compile options).
+    Values are Python literals. ``flag`` names the option in the error (``--constexpr``, or ``-o`` for
+    compile options). With ``bare_words`` (``-o ptx_options=-v``) a value that is no literal is kept as
+    its text; without (``--constexpr``) it is refused here: ``BLOCK=abc`` used to reach the kernel as the
+    string ``'abc'`` and fail inside Triton with ``'str' object has no attribute 'type'``.
     """
     out: dict[str, Any] = {}
     for item in items or []:
@@ -202,6 +253,9 @@ def parse_constexprs(items: list[str] | None, flag: str = "--constexpr") -> dict
         try:
             value: Any = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError):
+            if not bare_words:
+                raise UserError(f"{flag} {item}: {raw.strip()!r} is not a number, True/False/None or a quoted "
+                                f"string (for the string write {name.strip()}=\"'{raw.strip()}'\")") from None
             value = raw.strip()
         out[name.strip()] = value
     return out
@@ -215,8 +269,9 @@ def plugins_enabled(names: list[str]) -> Iterator[list[str]]:
     and a library caller may embed the app); an unknown name raises the registry's own error, which
     lists the known plugins.
     """
-    from ..plugins import registry
+    from ..runtime import current
 
+    registry = current().plugins
     known = registry.discover()
     unknown = [n for n in names if n not in known]
     if unknown:  # every name is checked before any plugin is enabled
@@ -227,10 +282,10 @@ def plugins_enabled(names: list[str]) -> Iterator[list[str]]:
     try:
         for name in names:
             if not registry.is_enabled(name):
-                registry.enable_plugins([name])
+                registry.enable([name])
                 newly.append(name)
         yield newly
     finally:
         for name in newly:
             if registry.is_enabled(name):
-                registry.disable_plugins([name])
+                registry.disable([name])

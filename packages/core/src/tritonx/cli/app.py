@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import typer
 
-from . import compile_cmd, doctor_cmd, native_cmd, pipeline_cmd, plugins_cmd
-from ._common import DEBUG_ENV, set_debug
+from ..settings import SettingsError
+from . import compile_cmd, doctor_cmd, native_cmd, pipeline_cmd, pipes, plugins_cmd
+from ._common import DEBUG_ENV, fail, set_debug
 
 app = typer.Typer(
     name="tritonx",
@@ -58,12 +59,15 @@ def _root(
                                help=f"Show tracebacks and the compiler's raw output on errors (also {DEBUG_ENV}=1)."),
 ) -> None:
     """tritonx: pass-level pipeline edits and plugins for the official Triton wheel."""
-    set_debug(debug)
+    try:
+        set_debug(debug)
+    except SettingsError as exc:  # a bad TRITONX_DEBUG is the user's to fix: one line, never a traceback
+        fail("", str(exc))
 
 
 def main() -> None:
-    """Console-script entry point (``tritonx = "tritonx.cli.app:main"``)."""
-    app()
+    """Console-script entry point (``tritonx = "tritonx.cli.app:main"``); a closed stdout pipe is no failure."""
+    pipes.run(app)
 
 
 if __name__ == "__main__":

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import sys
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
 
+from . import _common
 from ._common import (
     UserError,
     compiler_output,
+    describe_error,
     emit_json,
+    is_triton_compile_error,
     parse_constexprs,
     parse_signature,
     plugins_enabled,
@@ -25,8 +29,8 @@ from ._common import (
     user_errors,
 )
 from .compile_args import check_options, check_signature_types
-from .kernel_file import check_arguments, load_kernel
-from .output import console
+from .kernel_file import check_arguments, divisibility_attrs, load_kernel
+from .targets import check_target
 
 DUMP_PIPELINE = "tritonx-cli-dump"
 
@@ -44,22 +48,27 @@ def fresh_compiles() -> Iterator[None]:
 @contextlib.contextmanager
 def stock_state() -> Iterator[None]:
     """No plugin enabled and no pipeline active inside; the previous state is restored on exit."""
-    from ..integration import activation
-    from ..plugins import registry
+    from ..runtime import current
 
-    plugins = [p.name for p in registry.list_plugins() if registry.is_enabled(p.name)]
+    rt = current()
+    plugins = [p.name for p in rt.plugins.list() if rt.plugins.is_enabled(p.name)]
     if plugins:
-        registry.disable_plugins(plugins)
-    others = list(activation.active())
+        rt.plugins.disable(plugins)
+    others = list(rt.active())
     if others:
-        activation.pop(others)
+        rt.deactivate(*others)
     try:
         yield
     finally:
         if others:
-            activation.push(others)
+            rt.activate(*others)
         if plugins:
-            registry.enable_plugins(plugins)
+            rt.plugins.enable(plugins)
+
+
+def stdout_is_terminal() -> bool:
+    """Is stdout a terminal (where a binary stage is described, not written)?"""
+    return sys.stdout.isatty()
 
 
 def is_text(value: Any) -> bool:
@@ -69,6 +78,15 @@ def is_text(value: Any) -> bool:
 def stage_diff(stage: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=f"{stage} (stock)", tofile=f"{stage} (plugins)"))
+
+
+def _with_constexpr_hint(exc: Exception, consts: dict[str, Any]) -> Exception:
+    """A kernel compilation error, with the ``--constexpr`` values that are no numbers named (the likely cause)."""
+    odd = {k: v for k, v in consts.items() if not isinstance(v, (bool, int, float))}
+    if _common.DEBUG or not odd or not is_triton_compile_error(exc):
+        return exc
+    named = ", ".join(f"{k}={v!r} is a {type(v).__name__}" for k, v in odd.items())
+    return UserError(f"{describe_error(exc, 'compile')} (--constexpr {named})")
 
 
 def _pick_stage(asm: dict[str, Any], stage: str) -> Any:
@@ -87,7 +105,9 @@ def register(app: typer.Typer) -> None:
         constexpr: Annotated[list[str] | None, typer.Option("--constexpr", "-c", help="NAME=VALUE (repeat).")] = None,
         option: Annotated[list[str] | None, typer.Option("--option", "-o",
                                                          help="Compile option NAME=VALUE, e.g. num_warps=8.")] = None,
-        divisible_n: Annotated[int, typer.Option("--divisible", help="Mark the first N args 16-divisible.")] = 0,
+        divisible: Annotated[list[str] | None, typer.Option(
+            "--divisible", help="Mark these arguments 16-divisible: names (a,b or repeat), or 'all' pointers and "
+                                "integers.")] = None,
         plugins: Annotated[str | None, typer.Option("--plugins", "-p", help="Enable these plugins (a,b).")] = None,
         dump_after: Annotated[str | None, typer.Option("--dump-after", help="Print the module after PASS.")] = None,
         diff: Annotated[bool, typer.Option("--diff", help="Unified diff, stock vs plugins, per stage.")] = False,
@@ -97,28 +117,29 @@ def register(app: typer.Typer) -> None:
         """Compile a kernel on the CPU through tritonx and print a stage's IR, a pass dump or a diff."""
         import tritonx
 
-        from ..integration.capture import divisible
         from ..model.target import Target
 
         if diff and dump_after:
             raise UserError("--diff and --dump-after do not combine; use one")
-        if divisible_n < 0:
-            raise UserError(f"--divisible must be >= 0, got {divisible_n}")
         tgt = Target.parse(target)
+        check_target(tgt)
         sig = parse_signature(signature)
         check_signature_types(sig)
         consts = parse_constexprs(constexpr)
-        options = parse_constexprs(option, flag="-o") or None
+        options = parse_constexprs(option, flag="-o", bare_words=True) or None
         check_options(tgt, options or {})
         kernel = load_kernel(kernel_spec)
         check_arguments(kernel, sig, consts)
-        attrs = divisible(divisible_n) if divisible_n else None
+        attrs = divisibility_attrs(kernel, sig, divisible)
         names = split_names(plugins)
         what = f"{kernel_spec.rpartition(':')[2]} for {tgt}"
 
         def build() -> Any:
             with compiler_output(what):  # ptxas banners and MLIR diagnostics go to stderr, never into stdout
-                return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
+                try:
+                    return tritonx.compile_for(tgt, kernel, sig, consts, options, attrs)
+                except Exception as exc:
+                    raise _with_constexpr_hint(exc, consts) from exc
 
         head = {"target": str(tgt), "kernel": kernel_spec, "plugins": names}
         if diff:
@@ -135,9 +156,12 @@ def register(app: typer.Typer) -> None:
                            "bytes": len(text), "stages": list(compiled.asm)})
             elif is_text(text):
                 typer.echo(text, nl=not text.endswith("\n"))
-            else:
-                console().print(f"stage {chosen} is binary ({len(text)} bytes); pick a text stage: "
-                              f"{', '.join(s for s, v in compiled.asm.items() if is_text(v))}")
+            elif not stdout_is_terminal():  # data on stdout: `--stage cubin > add.cubin` saves the binary
+                typer.echo(bytes(text), nl=False)
+            else:  # a message, so stderr; binary bytes would garble the terminal
+                typer.echo(f"stage {chosen} is binary ({len(text)} bytes): redirect stdout to save it "
+                           f"(... --stage {chosen} > kernel.{chosen}), or pick a text stage: "
+                           f"{', '.join(s for s, v in compiled.asm.items() if is_text(v))}", err=True)
 
 
 def _run_diff(build: Any, names: list[str], stage: str | None, head: dict[str, Any], as_json: bool) -> None:
@@ -156,13 +180,13 @@ def _run_diff(build: Any, names: list[str], stage: str | None, head: dict[str, A
         emit_json({**head, "stages": {s: {"changed": bool(d), "diff": d} for s, d in diffs.items()}})
         return
     changed = [s for s, d in diffs.items() if d]
-    if not changed:
-        console().print(f"no difference in {', '.join(stages)} with plugins {', '.join(names) or '(none given)'}")
+    if not changed:  # messages go to stderr: stdout holds only the diffs (empty here, as diff(1) prints)
+        typer.echo(f"no difference in {', '.join(stages)} with plugins {', '.join(names) or '(none given)'}", err=True)
         return
     for s in changed:
         typer.echo(diffs[s], nl=False)
-    console().print(f"[dim]changed: {', '.join(changed)}; unchanged: "
-                  f"{', '.join(s for s in stages if s not in changed) or 'none'}[/dim]")
+    unchanged = ", ".join(s for s in stages if s not in changed) or "none"
+    typer.echo(f"changed: {', '.join(changed)}; unchanged: {unchanged}", err=True)
 
 
 def _run_dump(build: Any, names: list[str], pass_name: str, head: dict[str, Any], as_json: bool) -> None:

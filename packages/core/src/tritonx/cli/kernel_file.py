@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,3 +90,46 @@ def check_arguments(kernel: Any, signature: dict[str, str], constexprs: dict[str
     if missing:
         what = ["--constexpr " + n + "=..." if params[n].is_constexpr else n + "=TYPE in --signature" for n in missing]
         raise UserError(f"kernel {name!r} needs {', '.join(what)}")
+
+
+def _alignable(ty: str) -> bool:
+    """Pointers and integers carry a divisibility (what Triton specializes on at launch); floats do not."""
+    return ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty) is not None
+
+
+def divisibility_attrs(kernel: Any, signature: dict[str, str], specs: list[str] | None,
+                       by: int = 16) -> dict[Any, Any] | None:
+    """Triton's argument attributes for ``--divisible``: the named parameters (or ``all`` of the pointer and
+    integer arguments) marked divisible by ``by``, each one checked by name.
+
+    Why names: the attribute is keyed by the parameter's position among *all* the kernel's parameters,
+    constexprs included, so a count or an index (``--divisible 4``) hit constexprs and failed inside Triton
+    with ``IndexError``, and could only mark a prefix of the arguments.
+    """
+    names = [n.strip() for spec in specs or [] for n in spec.split(",") if n.strip()]
+    if not names:
+        return None
+    params = list(kernel.params)
+    position = {p.name: i for i, p in enumerate(params)}
+    kname = getattr(kernel, "__name__", "kernel")
+    alignable = [n for n in position if n in signature and _alignable(signature[n])]
+    chosen: list[str] = []
+    for name in names:
+        if name == "all":
+            chosen.extend(alignable)
+            continue
+        if name.lstrip("-").isdigit():
+            raise UserError(f"--divisible takes parameter names, not {name!r} (e.g. --divisible "
+                            f"{','.join(alignable[:2]) or 'x_ptr'}, or --divisible all); "
+                            f"pointer and integer arguments: {', '.join(alignable) or 'none'}")
+        if name not in position:
+            raise UserError(f"--divisible {name}: kernel {kname!r} has no parameter {name!r}; "
+                            f"pointer and integer arguments: {', '.join(alignable) or 'none'}")
+        if name not in signature:
+            raise UserError(f"--divisible {name}: {name!r} is a constexpr (a value, not an argument with an "
+                            f"alignment); pointer and integer arguments: {', '.join(alignable) or 'none'}")
+        if name not in alignable:
+            raise UserError(f"--divisible {name}: its type {signature[name]} is neither a pointer nor an integer; "
+                            f"pointer and integer arguments: {', '.join(alignable) or 'none'}")
+        chosen.append(name)
+    return {(position[n],): [["tt.divisibility", by]] for n in dict.fromkeys(chosen)}

@@ -126,13 +126,15 @@ def scaffold(name: str, *, native: bool = False, output_dir: Path | str = Path("
     from cookiecutter.generate import generate_files
 
     output_dir = Path(output_dir).expanduser().resolve()
+    template = template_dir()
+    # The answers first: an invalid NAME ('', '.', 'a/b') names an existing folder or one outside output_dir,
+    # and was reported as "destination ... already exists".
+    context = resolve_answers(name, native=native, answers=answers, template=template)
     destination = output_dir / name
     if os.path.lexists(destination):
         raise ScaffoldError(f"destination {destination} already exists; choose another NAME or --output-dir")
     if not output_dir.is_dir():
         raise ScaffoldError(f"--output-dir {output_dir} is not an existing directory")
-    template = template_dir()
-    context = resolve_answers(name, native=native, answers=answers, template=template)
     staging = Path(tempfile.mkdtemp(prefix=f".tritonx-new-{name}-", dir=output_dir))
     try:
         try:

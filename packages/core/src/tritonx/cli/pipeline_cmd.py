@@ -11,8 +11,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..model.target import Target
 from ._common import UserError, compiler_output, emit_json, plugins_enabled, split_names, user_errors
 from .output import Grid, console, print_grid
+from .targets import check_target
 
 _MARK_STYLE = {"inserted": "green", "disabled": "red", "replaced": "yellow", "replacement": "green"}
 
@@ -47,12 +49,11 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Show each stage's passes (index, name, adder, args) and which active pipeline edits them."""
+        check_target(Target.parse(target))  # an arch the backend does not know fails here, listing those it knows
         import tritonx
 
-        from ..integration import activation
-
         with plugins_enabled(split_names(plugins)):
-            active = [p.name for p in activation.active()]
+            active = [p.name for p in tritonx.active()]
             with compiler_output(f"the probe kernel for {target}"):
                 cap = tritonx.capture(target)
         stages = list(cap.stage_order)

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ._common import emit_json, user_errors
 from .output import Grid, console, print_grid
+from .pipes import planned_exit
 
 
 def native_verdict(path: str) -> dict[str, Any]:
@@ -28,14 +29,14 @@ def native_verdict(path: str) -> dict[str, Any]:
 
 def describe_plugin(plugin: Any, *, check_natives: bool = True) -> dict[str, Any]:
     """A plugin as plain data: identity, state, its pipelines' edits and its native libraries' verdicts."""
-    from ..plugins import registry
+    from ..runtime import current
 
     return {
         "name": plugin.name,
         "version": plugin.version,
         "distribution": plugin.distribution or "(registered in code)",
         "description": plugin.description,
-        "enabled": registry.is_enabled(plugin.name),
+        "enabled": current().plugins.is_enabled(plugin.name),
         "default_enabled": plugin.default_enabled,
         "pipelines": [
             {"name": p.name, "edits": [e.describe() for e in p.edits]} for p in plugin.pipelines
@@ -60,9 +61,9 @@ def _contributions(info: dict[str, Any]) -> str:
 
 def broken_entries() -> dict[str, str]:
     """Installed plugins whose entry point failed to load: name -> the reason (names the distribution)."""
-    from ..plugins import registry
+    from ..runtime import current
 
-    return {name: str(err) for name, err in sorted(registry.broken_plugins().items())}
+    return {name: str(err) for name, err in sorted(current().plugins.broken().items())}
 
 
 def register(app: typer.Typer) -> None:
@@ -75,10 +76,11 @@ def register(app: typer.Typer) -> None:
 
         Exits 1 when an installed plugin is broken (its entry point failed to load); the reason is shown.
         """
-        from ..plugins import registry
+        from ..runtime import current
 
         broken = broken_entries()
-        infos = [describe_plugin(p) for p in registry.list_plugins()]
+        infos = [describe_plugin(p) for p in current().plugins.list()]
+        planned_exit(1 if broken else 0)
         if as_json:
             emit_json({"plugins": [{**i, "status": "ok"} for i in infos], "broken": broken})
         elif not infos and not broken:

@@ -7,22 +7,25 @@ differences live in :mod:`tritonx.compat.native`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import triton
-
+# Changes to Triton itself (the stages-hook setting, the key wrappers) are seams, made in tritonx.seams.
+from ..seams.core import get_stages_hook as get_stages_hook
+from ..seams.core import install_compile_key as install_compile_key
+from ..seams.core import install_memory_key as install_memory_key
+from ..seams.core import set_stages_hook as set_stages_hook
 from .cache import compile_frame as compile_frame
 from .cache import frame_source as frame_source
-from .cache import install_compile_key as install_compile_key
-from .cache import install_memory_key as install_memory_key
 from .cache import launch_key as launch_key
+from .cache import private_cache as private_cache
 from .cache import remote_cache_environment as remote_cache_environment
 from .installed import HOOK_HAS_KEY_CALL as HOOK_HAS_KEY_CALL
 from .installed import SUPPORTED as SUPPORTED
 from .installed import TRITON_RELEASE as TRITON_RELEASE
 from .installed import TRITON_VERSION as TRITON_VERSION
 from .installed import TRITON_VERSION_STR as TRITON_VERSION_STR
+from .redis_backend import remote_cache_stats as remote_cache_stats
+from .redis_backend import reset_remote_cache as reset_remote_cache
 
 
 def check_supported() -> None:
@@ -39,19 +42,6 @@ def libtriton() -> Any:
     from triton._C import libtriton as lib
 
     return lib
-
-
-# --------------------------------------------------------------------------------------------------
-# The stages hook slot
-# --------------------------------------------------------------------------------------------------
-
-
-def get_stages_hook() -> Callable | None:
-    return triton.knobs.runtime.add_stages_inspection_hook
-
-
-def set_stages_hook(hook: Callable | None) -> None:
-    triton.knobs.runtime.add_stages_inspection_hook = hook
 
 
 # --------------------------------------------------------------------------------------------------

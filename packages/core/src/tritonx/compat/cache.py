@@ -17,76 +17,68 @@ Read from the sources of 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (the same in all four unl
   materializes it in the local dir), so whatever keys the local cache keys the remote one too. Triton's
   own ``RedisRemoteCacheBackend`` cannot be constructed in any of 3.6.0-3.9.0: it reads
   ``knobs.cache.redis``, but the settings (``TRITON_REDIS_HOST``/``_PORT``/``_KEY_FORMAT``) live in
-  ``knobs.redis``. :class:`RedisBackend` is the same backend reading them from where they are.
+  ``knobs.redis``. :class:`RedisBackend` (:mod:`.redis_backend`) reads them from where they are, and
+  adds what makes a remote cache safe to depend on: timeouts, a circuit breaker, local compiles on any
+  error, and entries verified before use.
 
 So tritonx wraps ``get_cache_key`` of ``triton.compiler.compiler`` on every version: the wrapper runs
 once per compile, at compile time only, and decides which pipelines that compile uses (the launch hot
 path never runs it). On 3.6 it also wraps ``compute_cache_key`` for the in-memory key, which 3.7+ take
 from the hook's no-argument call.
+
+A third join, for :func:`private_cache` only: ``compile`` asks ``get_cache_manager(hash)`` (a global of
+``triton.compiler.compiler`` on every version) for its cache, on the calling thread. The wrapper hands
+a compile on a thread inside :func:`private_cache` a scratch cache of its own, and every other compile
+the stock manager: the one way to make one compile really run its stages without touching a
+process-wide knob (``knobs.compilation.always_compile`` is one flag for every thread). The wrappers
+are made here and installed as seams (:mod:`tritonx.seams.core`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from triton import knobs
-from triton.runtime.cache import RedisRemoteCacheBackend
+from triton.runtime.cache import CacheManager
 
 from .installed import HOOK_HAS_KEY_CALL
+from .redis_backend import RedisBackend as RedisBackend
 
 #: The providers the wrappers call; swapped (never re-wrapped) when another runtime takes over.
 _providers: dict[str, Callable[..., str]] = {}
 
 
-def install_compile_key(provider: Callable[[Any], str]) -> None:
-    """Append ``provider(src)`` to every on-disk compile key (``''`` leaves stock keys unchanged)."""
-    import triton.compiler.compiler as cc
+def set_provider(which: str, provider: Callable[..., str]) -> None:
+    """Point the ``"disk"`` (compile-key) or ``"memory"`` (3.6's launch-key) wrapper at ``provider``."""
+    _providers[which] = provider
 
-    _providers["disk"] = provider
-    if _wrapped_by_tritonx(cc.get_cache_key):
-        return
-    original = cc.get_cache_key
+
+def compile_key_wrapper(original: Callable[..., str]) -> Callable[..., str]:
+    """``get_cache_key`` of ``triton.compiler.compiler`` with ``provider(src)`` appended (seam
+    ``tritonx.compile-key``, installed by :mod:`tritonx.seams.core`)."""
 
     def get_cache_key(src: Any, *args: Any, **kwargs: Any) -> str:
         return original(src, *args, **kwargs) + _providers["disk"](src)
 
-    get_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    get_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
-    cc.get_cache_key = get_cache_key
+    return get_cache_key
 
 
-def _wrapped_by_tritonx(fn: Any) -> bool:
-    """Is tritonx's wrapper anywhere in this chain of wrappers (someone may have wrapped ours)?"""
-    for _ in range(16):
-        if fn is None:
-            return False
-        if getattr(fn, "__tritonx__", False):
-            return True
-        fn = getattr(fn, "__wrapped__", None)
-    return False
-
-
-def install_memory_key(provider: Callable[[], str]) -> None:
-    """Triton 3.6 only: append ``provider()`` to the JIT's in-memory key (3.7+ ask the hook instead)."""
-    _providers["memory"] = provider
-    if HOOK_HAS_KEY_CALL:
-        return
-    import triton.runtime.jit as jit
-
-    if _wrapped_by_tritonx(jit.compute_cache_key):
-        return
-    original = jit.compute_cache_key
+def memory_key_wrapper(original: Callable[..., str]) -> Callable[..., str]:
+    """Triton 3.6's ``compute_cache_key`` of ``triton.runtime.jit`` with ``provider()`` appended (seam
+    ``tritonx.memory-key``; 3.7+ ask the stages hook instead)."""
 
     def compute_cache_key(*args: Any, **kwargs: Any) -> str:
         return original(*args, **kwargs) + _providers["memory"]()
 
-    compute_cache_key.__tritonx__ = True  # type: ignore[attr-defined]
-    compute_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
-    jit.compute_cache_key = compute_cache_key
+    return compute_cache_key
 
 
 @functools.cache
@@ -151,16 +143,69 @@ def launch_key(compile_frame: FrameType | None, max_depth: int = 6) -> str | Non
     return None
 
 
-class RedisBackend(RedisRemoteCacheBackend):
-    """Triton's Redis backend, reading its settings from ``knobs.redis`` (where 3.6-3.9 keep them)."""
+#: This thread's scratch cache roots (innermost last), for :func:`private_cache`.
+_private = threading.local()
 
-    def __init__(self, key: str) -> None:
-        import redis
 
-        settings = getattr(knobs.cache, "redis", None) or knobs.redis
-        self._key = key
-        self._key_fmt = settings.key_format
-        self._redis = redis.Redis(host=settings.host, port=settings.port)
+@contextlib.contextmanager
+def private_cache() -> Iterator[str]:
+    """Compiles on this thread, inside the block, use a fresh scratch cache (removed on exit), once the seam
+    ``tritonx.private-cache`` is in place (:func:`tritonx.seams.core.install_private_cache`).
+
+    Such a compile never hits (its stages really run) and stores nothing in the process's caches (local
+    dir or remote), while compiles on other threads keep theirs: what :func:`tritonx.capture` needs,
+    without ``knobs.compilation.always_compile``, which is one flag for every thread and which
+    overlapping ``scope()`` blocks on two threads restore in the wrong order (left set for good).
+    """
+    root = tempfile.mkdtemp(prefix="tritonx-private-cache-")
+    stack = _private.__dict__.setdefault("roots", [])
+    stack.append(root)
+    try:
+        yield root
+    finally:
+        stack.pop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def private_manager_wrapper(original: Callable[[str], CacheManager]) -> Callable[[str], CacheManager]:
+    """``get_cache_manager`` of ``triton.compiler.compiler`` that gives a compile inside :func:`private_cache`
+    its scratch cache and every other compile the stock manager (seam ``tritonx.private-cache``)."""
+
+    def get_cache_manager(key: str) -> CacheManager:
+        roots = getattr(_private, "roots", None)
+        return ScratchCacheManager(roots[-1], key) if roots else original(key)
+
+    return get_cache_manager
+
+
+class ScratchCacheManager(CacheManager):
+    """A cache that never hits and keeps what a compile puts under ``root/key`` (the compile reads it back)."""
+
+    def __init__(self, root: str, key: str) -> None:
+        self.cache_dir = os.path.join(root, key)
+        os.makedirs(self.cache_dir, exist_ok=True)
+
+    def get_file(self, filename: str) -> str | None:
+        path = os.path.join(self.cache_dir, filename)
+        return path if os.path.isfile(path) else None
+
+    def put(self, data: Any, filename: str, binary: bool = True) -> str:
+        path = os.path.join(self.cache_dir, filename)
+        if isinstance(data, bytes):
+            with open(path, "wb") as f:
+                f.write(data)
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(str(data))
+        return path
+
+    def get_group(self, filename: str) -> dict[str, str] | None:
+        return None
+
+    def put_group(self, filename: str, group: dict[str, str]) -> str:
+        import json
+
+        return self.put(json.dumps({"child_paths": group}), f"__grp__{filename}", binary=False)
 
 
 def remote_cache_environment(host: str, port: int, key_format: str | None = None) -> dict[str, str]:

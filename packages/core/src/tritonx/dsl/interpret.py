@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .. import seams
 from ..compat import dsl as compat
 
 _NUMPY_TO_TL = {
@@ -56,7 +57,6 @@ class InterpretContext:
         return compat.interpreter_tensor(data, dtype)
 
 
-_LAUNCH_MARK = "__tritonx_dsl_launch__"
 #: Interpreted launches running now (the grid executor runs one at a time; a task thread of a running
 #: launch calls ops too, so this is process-wide, not per thread).
 _launches = [0]
@@ -76,15 +76,8 @@ class _Scope:
         return getattr(self._scope, name)
 
 
-def track_launches() -> None:
-    """Count interpreted launches (wrapping the interpreter's ``_patch_lang``), so an op called outside a
-    kernel is refused as Triton's own builtins are. Idempotent; a no-op when not interpreting."""
-    if not compat.interpreting():
-        return
-    owner, name = compat.patch_lang_slot()
-    current = getattr(owner, name)
-    if _is_tracked(current):
-        return
+def _counting_patch_lang(current: Any) -> Any:
+    """The interpreter's ``_patch_lang(fn)`` counting the launches it starts (seam ``tritonx.dsl-launch-count``)."""
 
     def _patch_lang(fn: Any) -> Any:
         scope = current(fn)
@@ -93,25 +86,28 @@ def track_launches() -> None:
         _launches[0] += 1
         return _Scope(scope)
 
-    setattr(_patch_lang, _LAUNCH_MARK, True)
-    _patch_lang.__wrapped__ = current  # type: ignore[attr-defined]
-    setattr(owner, name, _patch_lang)
+    return _patch_lang
+
+
+LAUNCH_COUNT = seams.Seam(
+    name="tritonx.dsl-launch-count", where=compat.patch_lang_slot, make=_counting_patch_lang,
+    reason="under TRITON_INTERPRET=1 a DSL op called outside a running kernel is refused, as Triton's builtins "
+           "are (the interpreter has no 'launch running' flag)")
+
+
+def track_launches() -> None:
+    """Count interpreted launches (wrapping the interpreter's ``_patch_lang``), so an op called outside a
+    kernel is refused as Triton's own builtins are. Idempotent; a no-op when not interpreting."""
+    if not compat.interpreting():
+        return
+    seams.install(LAUNCH_COUNT)
 
 
 def launch_running() -> bool:
     """Is an interpreted kernel running (True when launches are not tracked: nothing to refuse with)?"""
     if _launches[0] > 0:
         return True
-    owner, name = compat.patch_lang_slot()
-    return not _is_tracked(getattr(owner, name))
-
-
-def _is_tracked(fn: Any) -> bool:
-    while fn is not None:
-        if getattr(fn, _LAUNCH_MARK, False):
-            return True
-        fn = getattr(fn, "__wrapped__", None)
-    return False
+    return not seams.in_place(LAUNCH_COUNT.name)
 
 
 def to_numpy(value: Any) -> Any:

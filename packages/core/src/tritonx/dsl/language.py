@@ -242,12 +242,13 @@ class Language:
             return self._pipeline
 
     def plugin(self, *, version: str | None = None, description: str | None = None, default_enabled: bool = False,
-               native_libraries: Sequence[str] = (), pipelines: Sequence[Pipeline] = ()) -> Plugin:
-        """A tritonx plugin named like the language, whose pipelines start with :meth:`pipeline`."""
+               native_libraries: Sequence[str] = (), pipelines: Sequence[Pipeline] = (), hooks: Any = None) -> Plugin:
+        """A tritonx plugin named like the language, whose pipelines start with :meth:`pipeline` (``hooks``: the
+        provider of the seams of Triton it needs, see :attr:`tritonx.Plugin.hooks`)."""
         return Plugin(name=self.name, version=version or self.version,
                       description=description if description is not None else self.description,
                       pipelines=[self.pipeline(), *pipelines], native_libraries=native_libraries,
-                      cache_key=self.cache_key, default_enabled=default_enabled)
+                      cache_key=self.cache_key, default_enabled=default_enabled, hooks=hooks)
 
     def _has_native_pass(self, pipeline: Pipeline) -> bool:
         return any(getattr(e.new, "fn", None) is self.native_pass for e in pipeline.edits)
@@ -258,9 +259,9 @@ class Language:
 
     def require_active(self, op_name: str, target: KernelTarget) -> None:
         """Raise unless the compile being traced on this thread uses the language's pipeline."""
-        from .. import _current
+        from ..integration.hook import compiling_pipelines
 
-        pipelines = _current.runtime().hook.compiling_pipelines()
+        pipelines = compiling_pipelines()
         if pipelines is not None and self.active_in(pipelines):
             return
         raise DslError(

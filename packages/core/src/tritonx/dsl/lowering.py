@@ -22,6 +22,7 @@ from typing import Any
 
 from ..compat import dsl as compat
 from ..errors import DslError
+from ..integration.context import PassContext
 from . import placeholder
 from .placeholder import Placeholder
 from .protocols import LanguageView
@@ -54,7 +55,7 @@ class LowerContext:
     operands: dict[str, Any]
     static: dict[str, Any]
     result_type: Any = None
-    pass_context: Any = field(default=None, repr=False)
+    pass_context: PassContext | None = field(default=None, repr=False)
 
     def dtype(self, argument: str) -> Any:
         """The ``tl`` element type of tensor ``argument`` as traced."""
@@ -81,7 +82,7 @@ class ModuleContext:
 
     language: LanguageView
     target: KernelTarget
-    pass_context: Any = None
+    pass_context: PassContext | None = None
 
 
 def _named_operands(ph: Placeholder) -> dict[str, Any]:
@@ -89,23 +90,16 @@ def _named_operands(ph: Placeholder) -> dict[str, Any]:
     return dict(zip(names, ph.operands, strict=False))
 
 
-def _target_of(ctx: Any) -> KernelTarget:
-    options = getattr(ctx, "options", None)
-    if options is not None:
-        return KernelTarget.from_options(options)
-    return KernelTarget.parse(str(getattr(ctx, "target", "cuda:90")))
-
-
-def lower_placeholders(language: LanguageView, module: Any, ctx: Any = None) -> int:
+def lower_placeholders(language: LanguageView, module: Any, ctx: PassContext) -> int:
     """Lower ``language``'s TTGIR placeholders in ``module``; returns how many were lowered."""
     found = [ph for ph in placeholder.collect(module, language.name) if ph.attrs.get(STAGE_KEY) != "native"]
     if not found:
         return 0
-    target = _target_of(ctx)
+    target = ctx.target  # the compile's KernelTarget, as the code generator's options made it
     if language.module_lowering is not None:
         language.module_lowering(module, found, ModuleContext(language, target, ctx))
         return len(found)
-    gb = compat.gluon_builder(module.context, getattr(getattr(ctx, "options", None), "arch", None))
+    gb = compat.gluon_builder(module.context, getattr(ctx.options, "arch", None))
     for ph in found:
         op = language.get(ph.name)
         impl = op.implementation("lower", target, ph.describe())
@@ -125,14 +119,14 @@ def lower_placeholders(language: LanguageView, module: Any, ctx: Any = None) -> 
     return len(found)
 
 
-def materialize_native(language: LanguageView, module: Any, ctx: Any = None) -> int:
+def materialize_native(language: LanguageView, module: Any, ctx: PassContext) -> int:
     """Turn ``language``'s native-op placeholders into the plugin's dialect ops; returns how many."""
     from triton._C.libtriton import ir
 
     found = [ph for ph in placeholder.collect(module, language.name) if ph.attrs.get(STAGE_KEY) == "native"]
     if not found:
         return 0
-    target = _target_of(ctx)
+    target = ctx.target  # the compile's KernelTarget, as the code generator's options made it
     builder = ir.builder(module.context)
     for ph in found:
         op = language.get(ph.name)

@@ -3,43 +3,20 @@
 Implementations are registered for a *target pattern*: ``"cuda:90"`` or ``"hip:gfx942"`` (one
 architecture), ``"cuda"`` or ``"hip"`` (a backend) or ``"*"`` (any target). The most specific pattern
 that matches wins, the way an overload set picks its best candidate, so an op can have a generic body
-and one tuned for a single architecture.
+and one tuned for a single architecture. The target type is the model's (:class:`~tritonx.model.target.KernelTarget`,
+re-exported here and as ``tritonx.dsl.KernelTarget``): what a Python pass gets as ``ctx.target`` too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DslError
-from ..model.target import Target
+from ..model.target import KernelTarget, Target
+
+__all__ = ["BACKENDS", "KernelTarget", "best_match", "check_pattern", "specificity"]
 
 BACKENDS = ("cuda", "hip")
-
-
-@dataclass(frozen=True)
-class KernelTarget(Target):
-    """A :class:`tritonx.Target` plus the warp count of the kernel being compiled (what fixes layouts)."""
-
-    num_warps: int = 4
-
-    @classmethod
-    def from_options(cls, options: Any) -> KernelTarget:
-        """The target of a compile, from the backend options Triton hands the code generator and passes."""
-        backend = getattr(options, "backend_name", None) or ("hip" if hasattr(options, "waves_per_eu") else "cuda")
-        arch: int | str = str(getattr(options, "arch", "") or "")
-        if backend == "cuda":
-            arch = arch[2:] if arch.startswith("sm") else arch
-            arch = arch.rstrip("a")
-            arch = int(arch) if arch.isdigit() else arch
-        num_warps = int(getattr(options, "num_warps", 4) or 4)
-        warp_size = int(getattr(options, "warp_size", 0) or (64 if backend == "hip" else 32))
-        return cls(backend=backend, arch=arch, warp_size=warp_size, num_warps=num_warps)
-
-    @classmethod
-    def from_semantic(cls, semantic: Any) -> KernelTarget:
-        """The target of the kernel ``semantic`` is tracing."""
-        return cls.from_options(getattr(semantic.builder, "options", None))
 
 
 def check_pattern(pattern: str, where: str) -> str:

@@ -14,7 +14,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .. import _current
 from ..engine.keys import combined_key, pipeline_key
 from ..errors import PipelineError
 from ..model.keyed import check_declared, declared_part
@@ -166,23 +165,3 @@ class Activation:
     def __exit__(self, *exc: object) -> None:
         self.deactivate()
 
-
-# -- the current runtime's activations, for callers of the module-level API (the CLI) ------------------
-
-
-def active() -> tuple[Pipeline, ...]:
-    """The current runtime's globally active pipelines."""
-    return _current.runtime().active()
-
-
-def push(pipelines: Iterable[Pipeline]) -> list[Pipeline]:
-    """Activate pipelines in the current runtime (installs the hook if needed)."""
-    ps = list(pipelines)
-    return _current.runtime().activate(*ps).pipelines if ps else []
-
-
-def pop(pipelines: Iterable[Pipeline]) -> None:
-    """Undo one activation of each pipeline in the current runtime."""
-    ps = list(pipelines)
-    if ps:
-        _current.runtime().deactivate(*ps)

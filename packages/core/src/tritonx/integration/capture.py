@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import triton
 
-from .. import _current, compat
+from .. import compat
 from ..model.passes import Capture
 from ..model.target import Target
+from ..seams import core as seams_core
+from .options import check_compile_options
+
+if TYPE_CHECKING:
+    from .hook import HookSlot
 
 
 def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, str] | None = None,
@@ -17,11 +22,13 @@ def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, s
     """``triton.compile`` of ``kernel`` (default: a small pipelined matmul) for ``target``, on the CPU.
 
     ``attrs`` are Triton's argument attributes; ``divisible(n)`` marks the first n arguments as
-    16-divisible (what a launch with aligned tensors would specialize on).
+    16-divisible (what a launch with aligned tensors would specialize on). ``options`` are checked by
+    :func:`~tritonx.integration.options.check_compile_options` (raises ``CompileOptionError``).
     """
     from .probe_kernels import PROBE_CONSTEXPRS, PROBE_SIGNATURE, probe_matmul
 
     tgt = Target.parse(target)
+    check_compile_options(tgt, options)  # the CLI's -o check too: unknown names and bad values, by name
     if kernel is None:
         kernel, signature, constexprs = probe_matmul, PROBE_SIGNATURE, PROBE_CONSTEXPRS
         attrs = divisible(len(PROBE_SIGNATURE))
@@ -63,15 +70,19 @@ def divisible(n: int, by: int = 16) -> dict[Any, Any]:
 
 
 def capture(target: str | Target = "cuda:90", kernel: Any = None, signature: dict[str, str] | None = None,
-            constexprs: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Capture:
+            constexprs: dict[str, Any] | None = None, options: dict[str, Any] | None = None, *,
+            slot: HookSlot) -> Capture:
     """Every stage's pass list for ``target`` (stock, or with the active pipelines' edits marked).
 
-    Compiles ``kernel`` (default: a small pipelined matmul) with Triton's cache bypassed, so the
-    stages really run. Pass lists depend on the target, the options and sometimes the kernel.
+    Compiles ``kernel`` (default: a small pipelined matmul) into a scratch cache of this thread's own
+    (:func:`tritonx.compat.private_cache`), so the stages really run and no process-wide knob changes:
+    other threads keep their cache hits, and the process's caches get nothing from a capture. Pass lists
+    depend on the target, the options and sometimes the kernel. ``slot`` is the hook slot of the runtime
+    whose pipelines apply (``tritonx.capture`` passes the current one's).
     """
     tgt = Target.parse(target)
-    with _current.runtime().hook.capturing() as sink, triton.knobs.compilation.scope():
-        triton.knobs.compilation.always_compile = True
+    seams_core.install_private_cache()
+    with slot.capturing() as sink, compat.private_cache():
         compile_for(tgt, kernel, signature, constexprs, options)
     return Capture(target=str(tgt), triton_version=compat.TRITON_VERSION_STR, stages=sink.stages,
                    stage_order=list(sink.order))

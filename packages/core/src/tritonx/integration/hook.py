@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .. import _current, compat
+from .. import compat
 from ..engine.names import PassNames
 from .activation import ActivePipelines
 from .bindings import KernelBindings
@@ -218,14 +218,13 @@ def describe(fn: Any) -> str:
     return f"{mod}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-# -- the current runtime's slot, for callers of the module-level API (the CLI, tools) -------------------
 
+def compiling_pipelines() -> tuple | None:
+    """The pipelines of the compile this thread is tracing, as the tritonx slot in Triton's slot froze them
+    (None when no tritonx runtime holds Triton's slot: then no pipeline applies to any compile).
 
-def ensure_installed() -> None:
-    """Install the current runtime's hook (what ``tritonx.activate`` does first)."""
-    _current.runtime().hook.ensure_installed()
-
-
-def status() -> dict[str, Any]:
-    """Who is in Triton's slot, and which hook the current runtime chains."""
-    return _current.runtime().hook.status()
+    For code that runs inside a compile and holds no runtime (a DSL op traced by Triton's code generator):
+    the runtime editing the compile is the one whose hook Triton calls, so it is asked through the slot.
+    """
+    owner = _slot_owner()
+    return None if owner is None else owner.compiling_pipelines()

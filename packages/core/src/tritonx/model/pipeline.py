@@ -3,7 +3,8 @@
 A pipeline is data. It says *what* to change ("disable ``tritongpu-pipeline``", "run this Python pass
 after ``tritongpu-accelerate-matmul``"); the engine decides *how* when a kernel is compiled. Passes are
 named by their MLIR pass argument (as ``triton-opt`` and IR dumps print them); the Python adder name
-(``ttgpuir.add_pipeline``) is accepted too.
+(``ttgpuir.add_pipeline``) is accepted too. Names are checked where a pipeline is switched on (the runtime
+activating or binding it validates them against its pass-name table), not here: a pipeline is plain data.
 
 Edit kinds and their LLVM PassBuilder analogues (one class each, :mod:`tritonx.model.edits`):
 ``insert_before``/``insert_after`` (extension points at a named pass), ``disable``, ``replace``,
@@ -17,7 +18,6 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _current
 from ..errors import PipelineError, PipelineFrozenError
 from .edits import (
     Disable,
@@ -170,12 +170,10 @@ class Pipeline:
         if occurrence is not None and (not isinstance(occurrence, int) or isinstance(occurrence, bool)):
             raise PipelineError(f"pipeline {self.name!r}: occurrence must be an int, got {occurrence!r}")
         _check_stage(stage, allowed=(*MLIR_STAGES, "llir"))
-        _current.runtime().names.validate(name, pipeline=self.name)
         return PassSelector(name.strip(), occurrence, stage)
 
     def _spec(self, new: Any, args: Sequence[Any] | None, pass_name: str | None) -> PassSpec:
         if isinstance(new, str):
-            _current.runtime().names.validate(new, pipeline=self.name, insertable=True)
             if args is not None and (isinstance(args, str | bytes) or not isinstance(args, Sequence)):
                 raise PipelineError(
                     f"pipeline {self.name!r}: args for pass {new!r} must be a list, got {type(args).__name__}"

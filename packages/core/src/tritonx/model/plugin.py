@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -30,6 +30,10 @@ class Plugin:
             ``None`` to keep binaries compiled with the plugin out of every other process's cache
             (the protocol of :mod:`tritonx.model.keyed`).
         default_enabled: enabled without being named in ``TRITONX_PLUGINS``.
+        hooks: optional module or object implementing tritonx's hook specification
+            (:class:`tritonx.seams.SeamSpec`): its ``tritonx_seams()`` names the changes to stock Triton the
+            plugin needs; they are installed (through :mod:`tritonx.seams`) when the plugin is enabled and
+            undone when it is disabled, so a plugin never patches Triton itself.
         distribution: the installed distribution it came from (filled in by discovery).
     """
 
@@ -41,6 +45,7 @@ class Plugin:
     cache_key: Callable[[], str | None] | None = None
     default_enabled: bool = False
     distribution: str | None = None
+    hooks: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

@@ -1,9 +1,10 @@
 """Native (.so) Triton plugins: check them before Triton sees them, load them, find their passes.
 
 * :func:`check_native` / :func:`diagnose_native` (:mod:`.check`): the safety checks.
-* :func:`load_native` (:mod:`.load`): load into the running Triton (version rules in
-  :mod:`tritonx.compat.native`).
-* :mod:`.registry`: what is loaded; ``find_pass(name)`` and ``native_passes()`` for the pipeline engine.
+* :func:`~.load.load_native` (:mod:`.load`): load into the running Triton (version rules in
+  :mod:`tritonx.compat.native`), into the registry it is handed (``tritonx.load_native``: the current runtime's).
+* :mod:`.registry`: what one runtime has loaded (``Runtime.natives``: ``find_pass(name)``, ``native_passes()``,
+  ``loaded_natives()``).
 * ``TRITONX_NATIVE_PLUGINS``: checked and loaded at interpreter start-up by :mod:`tritonx._startup`.
 
 Attributes are imported on first use so that importing this package stays cheap.
@@ -19,12 +20,8 @@ _EXPORTS = {
     "diagnose_native": ".check",
     "NativeDiagnosis": ".check",
     "CHECKS": ".check",
-    "load_native": ".load",
     "NativePluginInfo": ".info",
     "CheckResult": ".info",
-    "find_pass": ".registry",
-    "native_passes": ".registry",
-    "loaded_natives": ".registry",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import _current
 from ..compat.native import TRITON_PLUGIN_PATHS, native_loading
 from ..errors import PluginLoadError
 from ..settings import settings
@@ -30,14 +29,12 @@ def _libtriton_imported() -> bool:
     return "triton._C.libtriton" in sys.modules
 
 
-def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry | None = None) -> NativePluginInfo:
-    """Check and load one native plugin library; return what it declares.
+def load_native(path: str | os.PathLike[str], *, registry: NativeRegistry) -> NativePluginInfo:
+    """Check and load one native plugin library into ``registry`` (a runtime's); return what it declares.
 
     Raises :class:`PluginLoadError` naming the failed check, or ``check="load"`` when the library is
-    fine but the installed Triton cannot take it now. ``registry`` defaults to the current runtime's.
+    fine but the installed Triton cannot take it now. ``tritonx.load_native`` passes the current runtime's.
     """
-    if registry is None:
-        registry = _current.runtime().natives
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     existing = registry.get(path)
     if existing is not None:

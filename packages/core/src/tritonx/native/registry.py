@@ -4,7 +4,7 @@ Two ways in: start-up (``TRITONX_NATIVE_PLUGINS``, handled by :mod:`tritonx._sta
 is imported) and :func:`tritonx.native.load.load_native`. Each runtime owns one
 :class:`NativeRegistry`, which pushes the passes of every library it records into the runtime's
 pass-name table (:meth:`tritonx.engine.names.PassNames.add_natives`), so pipelines accept and resolve the
-native passes by name. The module-level functions use the current runtime's registry.
+native passes by name. Callers are handed the registry they act on (``Runtime.natives``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .. import _current
 from ..compat.native import NativeLoading, loads_at_run_time, native_loading
 from ..engine.names import NativePass, PassNames
 from ..errors import PluginLoadError
@@ -160,33 +159,3 @@ def _adder(info: NativePluginInfo, pass_name: str, attribute: str, loading: Nati
         )
     return NativePassAdder(info, pass_name, attribute, fn)
 
-
-def _registry() -> NativeRegistry:
-    return _current.runtime().natives
-
-
-def sync() -> None:
-    _registry().sync()
-
-
-def register(info: NativePluginInfo) -> None:
-    _registry().register(info)
-
-
-def get(path: str | os.PathLike[str]) -> NativePluginInfo | None:
-    return _registry().get(path)
-
-
-def loaded_natives() -> list[NativePluginInfo]:
-    """Every native plugin library loaded in this process, in load order."""
-    return _registry().loaded_natives()
-
-
-def native_passes() -> list[str]:
-    """Names of the passes the loaded native plugins declare."""
-    return _registry().native_passes()
-
-
-def find_pass(name: str) -> NativePassAdder | None:
-    """The adder of a native pass by name (see :meth:`NativeRegistry.find_pass`)."""
-    return _registry().find_pass(name)

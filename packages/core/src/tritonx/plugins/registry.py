@@ -5,7 +5,8 @@ lazy (nothing is imported at ``import triton`` or ``import tritonx``: only when 
 listed or enabled). ``TRITONX_PLUGINS`` chooses which are enabled: a comma-separated list of names,
 ``all``, or ``none``; unset means "the plugins that declare ``default_enabled``".
 
-Each runtime owns one :class:`PluginRegistry`; the module-level functions use the current runtime's.
+Each runtime owns one :class:`PluginRegistry` (``Runtime.plugins``); the public functions
+(``tritonx.enable_plugins``...) use the current runtime's.
 One broken or ambiguous entry point never hides the others: it is reported (by name, with the
 distributions involved) when it is asked for, and skipped with a warning otherwise.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, Protocol
 
-from .. import _current
+from .. import seams
 from ..errors import PipelineError, PluginError
 from ..integration.activation import Activation
 from ..model.pipeline import Pipeline
@@ -35,19 +36,31 @@ class PluginWarning(UserWarning):
 
 
 def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
+    """Import one entry point (and call it when it is a factory); any failure is a :class:`PluginError`.
+
+    Why ``BaseException``: a plugin module that calls ``sys.exit()`` (``SystemExit``) or raises another
+    non-``Exception`` at import must be reported as broken, not end ``import utlx`` or the CLI without a
+    word. Only ``KeyboardInterrupt`` (the user asked to stop) goes through.
+    """
     dist = getattr(getattr(ep, "dist", None), "name", None) or "an unknown distribution"
     try:
         obj: Any = ep.load()
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         raise PluginError(
             f"plugin entry point {ep.name!r} ({ep.value}) of distribution {dist!r} failed to import: "
-            f"{type(exc).__name__}: {exc}"
+            f"{_describe(exc)}"
         ) from exc
     if callable(obj) and not isinstance(obj, Plugin):
         try:
             obj = obj()
-        except Exception as exc:
-            raise PluginError(f"plugin factory {ep.value} of distribution {dist!r} raised: {exc}") from exc
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise PluginError(
+                f"plugin factory {ep.value} of distribution {dist!r} raised: {_describe(exc)}"
+            ) from exc
     if not isinstance(obj, Plugin):
         raise PluginError(
             f"entry point {ep.name!r} ({ep.value}) of distribution {dist!r} gave {type(obj).__name__}, "
@@ -56,6 +69,12 @@ def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     if obj.distribution is None:
         obj.distribution = dist
     return obj
+
+
+def _describe(exc: BaseException) -> str:
+    """``SystemExit: 3`` / ``ImportError: No module named 'x'``: the type always, the text when there is one."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _wanted(names: list[str] | str, known: list[str]) -> list[str]:
@@ -86,6 +105,10 @@ class PluginRegistry:
         #: entry points that failed to load or clash: name -> the error naming the distribution(s)
         self._broken: dict[str, PluginError] = {}
         self._discovered = False
+        #: set while entry points are being imported: a plugin module that lists plugins at import
+        #: (``tritonx.list_plugins()``) gets what is known so far instead of a second discovery, which
+        #: would import that half-initialised module again and mark it broken
+        self._discovering = False
         self._enabled: dict[str, Activation] = {}
 
     # -- discovery ------------------------------------------------------------------------------------
@@ -108,16 +131,21 @@ class PluginRegistry:
     def discover(self, *, force: bool = False) -> dict[str, Plugin]:
         """Load every installed plugin's entry point once (or again with ``force``)."""
         with self._lock:
-            if self._discovered and not force:
+            if self._discovering or (self._discovered and not force):
                 return dict(self._registered)
             found: dict[str, list[Plugin]] = {}
-            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-                try:
-                    plugin = _load_entry_point(ep)
-                except PluginError as exc:
-                    self._broken[ep.name] = exc
-                    continue
-                found.setdefault(plugin.name, []).append(plugin)
+            self._discovering = True
+            try:
+                for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                    try:
+                        plugin = _load_entry_point(ep)
+                    except PluginError as exc:
+                        self._broken[ep.name] = exc
+                        continue
+                    self._broken.pop(ep.name, None)
+                    found.setdefault(plugin.name, []).append(plugin)
+            finally:
+                self._discovering = False
             for name, plugins in found.items():
                 existing = self._registered.get(name)
                 candidates = [p for p in plugins if p is not existing]
@@ -180,9 +208,20 @@ class PluginRegistry:
                     continue
                 plugin = plugins[name]
                 self._load_natives(plugin)
-                self._enabled[name] = self._activate(plugin)
+                self._switch_on_seams(plugin)
+                try:
+                    self._enabled[name] = self._activate(plugin)
+                except Exception:
+                    seams.switch_off(name)
+                    raise
                 done.append(plugin)
         return done
+
+    @staticmethod
+    def _switch_on_seams(plugin: Plugin) -> None:
+        """Install the seams of Triton the plugin declares (its ``hooks``), before its pipelines can run."""
+        if plugin.hooks is not None:
+            seams.switch_on(plugin.name, plugin.hooks)
 
     def _activate(self, plugin: Plugin) -> Activation:
         rt = self._runtime
@@ -207,6 +246,7 @@ class PluginRegistry:
                     raise PluginError(f"plugin {name!r} is not enabled")
                 act.deactivate()
                 self._runtime.set_extra_key(f"plugin:{name}", None)
+                seams.switch_off(name)
 
     def _load_natives(self, plugin: Plugin) -> None:
         for path in plugin.native_libraries:
@@ -233,49 +273,3 @@ class PluginRegistry:
             names = list(choice.names)
         return self.enable(names)
 
-
-def _registry() -> PluginRegistry:
-    return _current.runtime().plugins
-
-
-def register_plugin(plugin: Plugin, *, replace: bool = False) -> Plugin:
-    """Register a plugin from code (installed ones are found through entry points)."""
-    return _registry().register(plugin, replace=replace)
-
-
-def discover(*, force: bool = False) -> dict[str, Plugin]:
-    """Load every installed plugin's entry point once (or again with ``force``)."""
-    return _registry().discover(force=force)
-
-
-def broken_plugins() -> dict[str, PluginError]:
-    """Installed entry points that failed to load (or clash), with the error naming the distribution(s)."""
-    return _registry().broken()
-
-
-def list_plugins() -> list[Plugin]:
-    """Every known plugin (installed and registered), by name."""
-    return _registry().list()
-
-
-def get_plugin(name: str) -> Plugin:
-    return _registry().get(name)
-
-
-def is_enabled(name: str) -> bool:
-    return _registry().is_enabled(name)
-
-
-def enable_plugins(names: list[str] | str) -> list[Plugin]:
-    """Enable plugins by name (``"all"`` for every one): their pipelines become globally active."""
-    return _registry().enable(names)
-
-
-def disable_plugins(names: list[str] | str) -> None:
-    """Disable plugins by name (``"all"`` for every enabled one)."""
-    _registry().disable(names)
-
-
-def apply_environment(value: str | None = None) -> list[Plugin]:
-    """Enable what ``TRITONX_PLUGINS`` asks for (``none``: nothing; unset: default-enabled plugins)."""
-    return _registry().apply_environment(value)

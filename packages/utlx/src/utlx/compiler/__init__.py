@@ -8,6 +8,8 @@ vendor registers its bodies for its own targets.
 
 from __future__ import annotations
 
+from tritonx.seams import Seam
+
 from utlx import compat
 from utlx.language import types as _types
 
@@ -26,7 +28,13 @@ for _tlx_class, _impl in ((_types.buffered_tensor, SharedBuffers), (_types.buffe
     _types.register_value_class(_tlx_class, _impl)
 del _tlx_class, _impl
 
-# Replicated tasks are traced once per replica: utlx's ``with`` statements go through tasks.trace_with.
-compat.install_with_hook(tasks.trace_with)
+#: Replicated tasks are traced once per replica: utlx's ``with`` statements go through tasks.trace_with (a seam
+#: of Triton's code generator, installed by tritonx.seams while utlx is enabled: see utlx.seams).
+SEAMS: tuple[Seam, ...] = (
+    Seam("utlx.codegen-with", where=lambda: (compat.code_generator_class(), "visit_With"),
+         make=compat.with_hook(tasks.trace_with),
+         reason="each replica of async_task(replicate=N) is traced separately (stock visits a with body once); "
+                "other with statements go to stock"),
+)
 
-__all__ = ["UtlxCompileError", "lower_module", "lowering_pass"]
+__all__ = ["SEAMS", "UtlxCompileError", "lower_module", "lowering_pass"]

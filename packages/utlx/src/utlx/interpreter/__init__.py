@@ -3,13 +3,15 @@ checker (on by default; ``UTLX_HAZARD_CHECKS=0`` turns it off).
 
 Importing this package registers the implementations with ``utlx.language._dispatch`` and the CPU value
 classes with TLX's type classes (``isinstance(buf, tlx.buffered_tensor)`` holds for a CPU buffer);
-:func:`install` hooks them into the interpreter (``import utlx`` calls it).
+the seams of :data:`utlx.interpreter.hooks.SEAMS` hook them into the interpreter (installed by tritonx.seams
+when utlx is enabled: ``import utlx``).
 """
 
 from utlx.interpreter import (  # noqa: F401
     ops_amd,
     ops_barrier,
     ops_blackwell,
+    ops_clc,
     ops_fork_cuda,
     ops_mem,
     ops_mma,
@@ -18,7 +20,7 @@ from utlx.interpreter import (  # noqa: F401
 )
 from utlx.interpreter.barriers import Barrier, BarrierArray
 from utlx.interpreter.errors import UtlxDeadlockError, UtlxHazardError, UtlxInterpreterError
-from utlx.interpreter.hooks import install, installed
+from utlx.interpreter.hooks import installed
 from utlx.interpreter.memory import BufferView
 from utlx.interpreter.ops_blackwell import UtlxNeedsBlackwellError
 from utlx.interpreter.ops_mem import AsyncToken, DescriptorSlot, DescriptorStorage
@@ -42,6 +44,5 @@ __all__ = [
     "UtlxHazardError",
     "UtlxInterpreterError",
     "UtlxNeedsBlackwellError",
-    "install",
     "installed",
 ]

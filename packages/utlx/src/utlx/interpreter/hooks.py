@@ -5,7 +5,8 @@
    happens to the utlx ops (on the ``utlx`` module, its submodules, and names a kernel imported with
    ``from utlx import ...``), and so each launch gets fresh utlx state.
 2. ``FunctionRewriter.ast_transformer``: the interpreter re-parses each kernel before running it; we run
-   :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads.
+   :func:`utlx.interpreter.tasks.rewrite_tasks` first so ``async_task`` bodies can run as threads, and
+   :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped.
 
 And one fix of the interpreter itself: its ``tl.dot`` multiplies the raw storage of its operands, and bf16 is
 stored as uint16 bit patterns, so a bf16 ``tl.dot`` under ``TRITON_INTERPRET=1`` multiplies bit patterns
@@ -21,8 +22,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from tritonx import seams
+from tritonx.seams import Seam
+
 from utlx import compat as _compat
 from utlx.interpreter import state as _state
+from utlx.interpreter.ops_clc import guard_cancelled
 from utlx.interpreter.tasks import rewrite_tasks
 from utlx.language._op import is_utlx_op
 
@@ -105,7 +110,6 @@ def _wrap_patch_lang(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return _ScopeProxy(scope, outer)
 
     _patch_lang.__wrapped__ = original  # type: ignore[attr-defined]
-    setattr(_patch_lang, _PATCHED_MARK, original)
     return _patch_lang
 
 
@@ -142,7 +146,6 @@ def bf16_dot(original: Callable[..., Any]) -> Callable[..., Any]:
         out = original(self, a, b, d, input_precision, max_num_imprecise_acc)
         return _compat.interpreter_tensor_handle(_f32_to_bf16(out.data), tl.bfloat16) if bf16_acc else out
 
-    setattr(create_dot, _PATCHED_MARK, original)
     return create_dot
 
 
@@ -153,25 +156,26 @@ class _TransformerChain:
         self.original = original
 
     def visit(self, tree: ast.AST) -> ast.AST:
-        return self.original.visit(rewrite_tasks(tree))
+        return self.original.visit(guard_cancelled(rewrite_tasks(tree)))
 
 
-def install() -> None:
-    """Install both hooks and the bf16 ``tl.dot`` fix (idempotent)."""
-    builder = _compat.interpreter_builder_class()
-    if not hasattr(builder.create_dot, _PATCHED_MARK):
-        builder.create_dot = bf16_dot(builder.create_dot)
-    owner, name = _compat.patch_lang_owner()
-    current = getattr(owner, name)
-    if not hasattr(current, _PATCHED_MARK):
-        setattr(owner, name, _wrap_patch_lang(current))
-    rewriter = _compat.function_rewriter()
-    if not isinstance(rewriter.ast_transformer, _TransformerChain):
-        rewriter.ast_transformer = _TransformerChain(rewriter.ast_transformer)
+#: The interpreter's two extension points and the bf16 fix, as seams of stock Triton (installed by tritonx.seams
+#: while utlx is enabled: see utlx.seams).
+SEAMS: tuple[Seam, ...] = (
+    Seam("utlx.interpreter-patch-lang", where=_compat.patch_lang_owner, make=_wrap_patch_lang,
+         reason="under TRITON_INTERPRET=1 utlx ops get the interpreter's numpy semantic on every launch, and each "
+                "launch fresh utlx state"),
+    Seam("utlx.interpreter-ast-transformer", where=lambda: (_compat.function_rewriter(), "ast_transformer"),
+         make=_TransformerChain,
+         reason="under TRITON_INTERPRET=1 async_task bodies are rewritten to run as threads before the "
+                "interpreter's own rewrite"),
+    Seam("utlx.interpreter-bf16-dot", where=lambda: (_compat.interpreter_builder_class(), "create_dot"),
+         make=bf16_dot,
+         reason="the interpreter's bf16 tl.dot multiplies uint16 bit patterns (Triton 3.6-3.9); utlx computes it in "
+                "float32"),
+)
 
 
 def installed() -> bool:
-    owner, name = _compat.patch_lang_owner()
-    return hasattr(getattr(owner, name), _PATCHED_MARK) and isinstance(
-        _compat.function_rewriter().ast_transformer, _TransformerChain
-    ) and hasattr(_compat.interpreter_builder_class().create_dot, _PATCHED_MARK)
+    """Are the interpreter seams installed?"""
+    return all(seams.is_installed(s.name) for s in SEAMS)

@@ -1,10 +1,10 @@
 """Ops that only Blackwell (sm_100) has, under the interpreter: a clear error naming the op.
 
 Why errors and not CPU bodies: the interpreter models a Hopper CTA (wgmma, TMA, mbarriers, clusters of one
-CTA). These ops drive hardware Hopper lacks (tensor-memory copies, block-scaled tcgen05 MMAs, cluster launch
-control), so a CPU result would describe no GPU the kernel could run on. Blackwell ops that do have a plain
-meaning on the CPU keep one: ``local_alloc(storage=tmem)``, ``async_dot`` with ``mBarriers`` and
-``tcgen05_commit`` (completion modelled as immediate).
+CTA). These ops drive hardware Hopper lacks (tensor-memory copies, block-scaled tcgen05 MMAs), so a CPU result
+would describe no GPU the kernel could run on. Blackwell ops that do have a plain meaning on the CPU keep one:
+``local_alloc(storage=tmem)``, ``async_dot`` with ``mBarriers`` and ``tcgen05_commit`` (completion modelled as
+immediate), and cluster launch control (a queue of the programs not yet run: ``ops_clc``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,6 @@ from utlx.language._dispatch import register_interpreter_impl
 SM100_ONLY: dict[str, str] = {
     "tmem_copy": "the tcgen05.cp shared-to-tensor-memory copy",
     "async_dot_scaled": "block-scaled tcgen05 MMA",
-    "_alloc_clc_responses": "cluster launch control (CLC)",
-    "_clc_issue": "cluster launch control (CLC)",
-    "_clc_query": "cluster launch control (CLC)",
-    "clc_create_context": "cluster launch control (CLC)",
-    "clc_producer": "cluster launch control (CLC)",
-    "clc_consumer": "cluster launch control (CLC)",
 }
 
 

@@ -71,8 +71,9 @@ def _fit(op: str, view: BufferView, value: tl.tensor) -> np.ndarray:
 
 
 def view_of(buffers: Any, idx: Any, op: str) -> Any:
-    """``local_view(buffers, idx)`` (also spelled ``buffers[idx]``) for buffers and barrier arrays."""
-    if isinstance(buffers, BarrierArray):
+    """``local_view(buffers, idx)`` (also spelled ``buffers[idx]``) for buffers, barrier arrays and the other
+    arrays of opaque hardware objects (CLC responses), which index themselves (``view(idx, op)``)."""
+    if isinstance(buffers, BarrierArray) or callable(getattr(buffers, "view", None)):
         return buffers.view(idx, op)
     return _buffer(buffers, op, "local_allocated_buffers").buffer(idx, op)
 

@@ -186,6 +186,11 @@ def launch_active() -> bool:
     return _launch["active"] > 0
 
 
+def launch_id() -> int:
+    """Which launch is running (a new number per kernel launch): state kept across its programs is keyed by it."""
+    return _launch["id"]
+
+
 def current() -> ProgramState:
     """State of the program id now being interpreted (a new one for each program of each launch)."""
     key = (_launch["id"], _compat.grid_idx())

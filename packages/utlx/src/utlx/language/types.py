@@ -305,13 +305,53 @@ class clc_response(_TlxValue):
         self.type = clc_response_type(num, layout)
 
 
-class CLCPipelineContext:
-    """The barriers and response buffers of a CLC tile-scheduling pipeline (``clc_create_context``)."""
+class CLCPipelineContext_type(_TlxType):
+    """Type of a :class:`CLCPipelineContext`: the types of its three members, flattened in order (so a context
+    can be bound to a kernel variable and passed to a ``@jit`` helper, as TLX's aggregate can)."""
+
+    def __init__(self, member_types: tuple) -> None:
+        self.member_types = tuple(member_types)
+
+    def _flatten_ir_types(self, builder: Any, out: list) -> None:
+        for ty in self.member_types:
+            ty._flatten_ir_types(builder, out)
+
+    def _unflatten_ir(self, handles: list, cursor: int):
+        members = []
+        for ty in self.member_types:
+            value, cursor = ty._unflatten_ir(handles, cursor)
+            members.append(value)
+        return CLCPipelineContext(*members), cursor
+
+    def mangle(self) -> str:
+        return "CLC" + "".join(ty.mangle() for ty in self.member_types)
+
+
+class CLCPipelineContext(tl.base_value):
+    """The barriers and response buffers of a CLC tile-scheduling pipeline (``clc_create_context``).
+
+    A Triton value (TLX's is an aggregate): it holds whatever the running path's ops returned (compile-path
+    handles, or the interpreter's barriers and responses).
+    """
 
     def __init__(self, clc_mbars_empty: mbarrier, clc_mbars_full: mbarrier, clc_responses: clc_response):
         self._clc_mbars_empty = clc_mbars_empty
         self._clc_mbars_full = clc_mbars_full
         self._clc_responses = clc_responses
+
+    def _members(self) -> tuple:
+        return self._clc_mbars_empty, self._clc_mbars_full, self._clc_responses
+
+    def _flatten_ir(self, handles: list) -> None:
+        for member in self._members():
+            member._flatten_ir(handles)
+
+    def _set_name(self, builder: Any, name: str) -> None:
+        """Bound to a name or a helper's parameter: the members are placeholders, which keep no names."""
+
+    @property
+    def type(self) -> CLCPipelineContext_type:
+        return CLCPipelineContext_type(tuple(member.type for member in self._members()))
 
 
 #: Name listed in TLX's ``__all__`` (3.8.0.post16) without a definition there; the pipeline context it names.

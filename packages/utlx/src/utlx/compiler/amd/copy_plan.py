@@ -67,7 +67,7 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
         if pin is False:
             reason = ("its offsets were pinned to a layout stock Triton cannot build, and in the layout the compiler "
                       "picks instead the lanes do not write consecutive LDS addresses")
-        elif low.target not in ("hip:gfx950",):
+        elif low.target != "hip:gfx950":
             reason = (f"{low.target} has no direct-to-LDS copy that stock Triton lowers (CDNA3 moves 4 bytes per "
                       "lane and stock enables them on gfx950 and gfx1250 only)")
         elif copy is not None and copy.vector * elem_bytes < 4:
@@ -91,4 +91,4 @@ def _plan_amd_copies(low: Lowering, found: list[Placeholder], probed: dict[int, 
         else:
             low.copy_routes[id(ph)] = "staged"
             downgrade(ph.name, f"in kernel '{kernel}' ({ph.describe()}) staged through registers: {reason}",
-                      target=low.target)
+                      target=str(low.target or ""))

@@ -1,8 +1,8 @@
-"""TLX descriptor ops no target can compile on stock Triton, and the checks ``prefetch`` makes on every vendor.
+"""TLX descriptor ops that targets without TMA cannot compile, and the checks ``prefetch`` makes on every vendor.
 
 - ``allocate_tensor_descriptor`` / ``reinterpret_tensor_descriptor``: descriptors stored in, and read back from,
-  user-managed global memory. Stock Triton's IR has no op that writes a descriptor to a given address or reads one
-  from it, so these are compile errors that name the op and the way that compiles.
+  global memory. NVIDIA targets compile them (``utlx.compiler.nvidia.desc_slots``: one device-side descriptor per
+  slot); elsewhere they are compile errors that name the op and the way that compiles.
 - ``prefetch``: each vendor's body (``utlx.compiler.nvidia.global_ops``: PTX; ``utlx.compiler.amd.ops``: nothing,
   gfx9 has no prefetch instruction) checks its arguments with :func:`check_prefetch`.
 
@@ -28,7 +28,7 @@ _DEVICE_DESCRIPTORS_HINT = ("create the descriptor where it is used with tlx.mak
 
 @register_compiler_impl("allocate_tensor_descriptor")
 def allocate_tensor_descriptor(_semantic: Any, num: Any) -> Any:
-    """Not available on stock Triton (see the module doc): a compile error naming the alternative."""
+    """Not available on this target (see the module doc): a compile error naming the alternative."""
     raise UtlxCompileError("allocate_tensor_descriptor", "global storage for descriptors written and read by the "
                            "kernel cannot be expressed on stock Triton", target=from_semantic(_semantic).name,
                            hint=_DEVICE_DESCRIPTORS_HINT)
@@ -36,7 +36,7 @@ def allocate_tensor_descriptor(_semantic: Any, num: Any) -> Any:
 
 @register_compiler_impl("reinterpret_tensor_descriptor")
 def reinterpret_tensor_descriptor(_semantic: Any, desc_ptr: Any, block_shape: Any, dtype: Any) -> Any:
-    """Not available on stock Triton (see the module doc): a compile error naming the alternative."""
+    """Not available on this target (see the module doc): a compile error naming the alternative."""
     raise UtlxCompileError("reinterpret_tensor_descriptor", "reading a descriptor back from global memory cannot be "
                            "expressed on stock Triton", target=from_semantic(_semantic).name,
                            hint=_DEVICE_DESCRIPTORS_HINT)

@@ -230,7 +230,7 @@ def _lower_marker(low: Lowering, ph: Placeholder) -> None:
         return
     expected = repr(layouts.from_spec(ph.attrs["expected"])) if "expected" in ph.attrs else layout_text[1]
     if layout_text[0] != expected:
-        _mismatch(ph.describe(), layout_text[0], expected, low.target)
+        _mismatch(ph.describe(), layout_text[0], expected, str(low.target or ""))
 
 
 def _mismatch(where: str, got: str, want: str, target: str) -> None:
@@ -276,7 +276,8 @@ def _tensor_shape(type_text: str) -> list[int]:
 def _module_target(module: Any) -> str:
     from .target import target_of
 
-    return target_of(str(module).split("\n", 1)[0])
+    target = target_of(str(module).split("\n", 1)[0])
+    return str(target) if target is not None else ""
 
 
 LOWERINGS.update({

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from tritonx import Target
+
 from utlx import compat
 
 from . import drain, layouts, placeholders
@@ -47,7 +49,7 @@ class Lowering:
     probe: bool = False  # lowering a clone to measure cp.async widths (utlx.compiler.nvidia.copy_width)
     desc_loads: dict[int, Any] | None = None  # tt.descriptor_load result id -> op (TMA anchors)
     async_allocs: dict[int, Any] = field(default_factory=dict)  # alloc value id -> alloc written by cp.async
-    target: str = ""  # "hip:gfx950", "cuda:90", ... (the module's ttg.target)
+    target: Target | None = None  # the compile's target (str() "hip:gfx950", "cuda:90"...; None: not converted)
     copy_layouts: dict[int, Any] = field(default_factory=dict)  # id(placeholder) -> copy_probe.CopyLayout (AMD)
     copy_routes: dict[int, str] = field(default_factory=dict)  # id(placeholder) -> "direct" / "staged" (AMD)
     alloc_orders: dict[int, list[int]] = field(default_factory=dict)  # alloc uid -> order of its direct copies
@@ -165,16 +167,19 @@ def register_vendor(backend: str, vendor: Vendor) -> None:
     VENDORS[backend] = vendor
 
 
-def _vendor(target: str) -> Vendor:
-    return VENDORS.get(target.partition(":")[0], Vendor())
+def _vendor(target: Target | None) -> Vendor:
+    return VENDORS.get(target.backend if target is not None else "", Vendor())
 
 
-def lower_module(module: Any, arch: str | None = None) -> int:
-    """Lower every utlx placeholder of ``module`` in place; returns how many were found."""
+def lower_module(module: Any, arch: str | None = None, target: Target | None = None) -> int:
+    """Lower every utlx placeholder of ``module`` in place; returns how many were found.
+
+    ``target``: the compile's (a pass gets it as ``ctx.target``); by default the one the module names."""
     found = placeholders.collect(module)
     if not found:
         return 0
-    target = target_of(str(module))
+    if target is None:
+        target = target_of(str(module))
     vendor = _vendor(target)
     options: dict[str, Any] = {}
     if vendor.prepare is not None:
@@ -191,7 +196,7 @@ def kernel_name(module: Any) -> str:
 
 
 def lower_found(module: Any, found: list[Placeholder], arch: str | None, *, probe: bool = False,
-                staged: set[int] | None = None, target: str = "", copy_layouts: dict | None = None) -> int:
+                staged: set[int] | None = None, target: Target | None = None, copy_layouts: dict | None = None) -> int:
     """Lower the placeholders ``found`` of ``module`` (``probe``: a clone lowered only to be measured)."""
     from triton._C.libtriton import ir, passes
 

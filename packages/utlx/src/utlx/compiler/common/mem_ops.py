@@ -141,19 +141,19 @@ def register_layout_spec(op: str, layout: Any, shape: list[int], target: Target,
 
 @register_compiler_impl("local_view")
 def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) -> values.Handle:
-    """Buffer ``buffer_idx`` of a ``local_alloc`` (or one barrier of ``alloc_barriers``)."""
+    """Buffer ``buffer_idx`` of a ``local_alloc`` (or one barrier of ``alloc_barriers``, one CLC response)."""
     op = "local_view"
     bufs = local_allocated_buffers
-    if not isinstance(bufs, (values.SharedBuffers, values.Barriers)):
-        raise UtlxCompileError(op, "first argument must be the result of tlx.local_alloc or tlx.alloc_barriers, "
-                               f"got {type(bufs).__name__}")
+    if not isinstance(bufs, (values.SharedBuffers, values.Barriers, values.ClcResponses)):
+        raise UtlxCompileError(op, "first argument must be the result of tlx.local_alloc, tlx.alloc_barriers or "
+                               f"tlx._alloc_clc_responses, got {type(bufs).__name__}")
     idx_c = _c(buffer_idx)
     if isinstance(idx_c, int) and not 0 <= idx_c < bufs.type.num:
         raise UtlxCompileError(op, f"buffer index {idx_c} is out of range for {bufs.type.num} buffers",
                                hint=f"valid indices are 0..{bufs.type.num - 1}; allocate more buffers or wrap the "
                                f"index (i % {bufs.type.num})")
     idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
-    kind = "barrier" if isinstance(bufs, values.Barriers) else "view"
+    kind = {values.Barriers: "barrier", values.ClcResponses: "clc_response"}.get(type(bufs), "view")
     h = placeholders.emit(_semantic, op, {"kind": kind}, handles=[bufs.handle, idx], pure=True)
     view = values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1, group_warps=bufs.type.group_warps)
     view.view_of = (bufs, idx)  # which buffer of which allocation (remote stores address it from the allocation)

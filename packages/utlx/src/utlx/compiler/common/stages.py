@@ -28,7 +28,7 @@ def lowering_pass(module: Any, ctx: Any = None) -> None:
     options = getattr(ctx, "options", None)
     if options is not None:
         arch = getattr(options, "arch", None)
-    lower_module(module, arch)
+    lower_module(module, arch, getattr(ctx, "target", None))
 
 
 @LANGUAGE.lowering

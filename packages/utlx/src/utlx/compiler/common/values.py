@@ -114,12 +114,24 @@ class BarrierView(Handle):
     """One mbarrier (``local_view`` of :class:`Barriers`)."""
 
 
+class ClcResponses(Handle):
+    """``_alloc_clc_responses`` result: ``num`` 16-byte cluster-launch-control response buffers (Blackwell)."""
+
+    __getitem__ = _index
+
+
+class ClcResponseView(Handle):
+    """One CLC response buffer (``local_view`` of :class:`ClcResponses`)."""
+
+
 HANDLE_CLASSES: dict[str, type[Handle]] = {
     "buffers": SharedBuffers,
     "view": SharedView,
     "token": AsyncToken,
     "barriers": Barriers,
     "barrier": BarrierView,
+    "clc_responses": ClcResponses,
+    "clc_response": ClcResponseView,
 }
 
 

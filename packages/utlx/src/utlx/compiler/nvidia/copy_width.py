@@ -105,7 +105,8 @@ def probe(module: Any, uids: list[int], lower: Any) -> list[CopyWidth]:
     from triton._C.libtriton import ir, passes
 
     text = str(module)
-    if not target_of(text).startswith("cuda"):
+    target = target_of(text)
+    if target is None or not target.is_cuda:
         return []
     copy = clone(module, text)
     lower(copy)

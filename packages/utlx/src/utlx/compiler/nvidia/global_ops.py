@@ -5,7 +5,8 @@
   ``size`` bytes with a masked ``tl.store``. The store is synchronous, which is stronger than TLX's
   (complete before ``async_descriptor_store_wait``), so kernels that wait stay correct.
 - ``make_tensor_descriptor(None, base, shape, strides, block_shape)``: Triton's own device-side
-  descriptor (``tt.make_tensor_descriptor``; the host must call ``triton.set_allocator``).
+  descriptor (``tt.make_tensor_descriptor``; the host must call ``triton.set_allocator``); into a slot of
+  ``allocate_tensor_descriptor``: :mod:`.desc_slots`.
 - ``async_descriptor_prefetch_tensor``: an L2 prefetch hint with no effect on results. Stock Triton has
   no TMA prefetch op; utlx checks the arguments and emits nothing.
 - ``prefetch(pointer, level, mask)``: one ``prefetch.global.L1/L2`` per element (inline PTX, predicated by the
@@ -22,10 +23,11 @@ from triton.language import core as tlc
 from utlx.compiler.common import values
 from utlx.compiler.common.args import _c, _expect, _show
 from utlx.compiler.common.errors import UtlxCompileError
-from utlx.compiler.common.global_ops import _DEVICE_DESCRIPTORS_HINT, check_prefetch
+from utlx.compiler.common.global_ops import check_prefetch
 from utlx.compiler.common.mem_ops import local_load
 from utlx.language._dispatch import register_compiler_impl
 
+from . import desc_slots
 from .targets import NVIDIA
 
 
@@ -64,13 +66,16 @@ def make_tensor_descriptor(_semantic: Any, desc_ptr: Any, base: Any, shape: Any,
                            padding_option: Any = "zero") -> Any:
     """A device-side TMA descriptor over ``base`` (Triton's ``tt.make_tensor_descriptor``)."""
     op = "make_tensor_descriptor"
-    if _c(desc_ptr) is not None:
-        raise UtlxCompileError(op, "a descriptor stored at desc_ptr (tlx.allocate_tensor_descriptor) cannot be "
-                               "expressed on stock Triton", hint=_DEVICE_DESCRIPTORS_HINT)
     if not isinstance(base, tl.tensor) or not base.dtype.is_ptr():
         raise UtlxCompileError(op, f"'base' must be a pointer, got {_show(base)}")
-    return _semantic.make_tensor_descriptor(base, list(_c(shape)), list(_c(strides)), list(_c(block_shape)),
-                                            str(_c(padding_option)))
+
+    def make() -> Any:
+        return _semantic.make_tensor_descriptor(base, list(_c(shape)), list(_c(strides)), list(_c(block_shape)),
+                                                str(_c(padding_option)))
+
+    if _c(desc_ptr) is not None:  # into a slot of allocate_tensor_descriptor (desc_slots: one descriptor per slot)
+        return desc_slots.make_into_slot(_semantic, desc_ptr, make)
+    return make()
 
 
 @register_compiler_impl("async_descriptor_prefetch_tensor", *NVIDIA)

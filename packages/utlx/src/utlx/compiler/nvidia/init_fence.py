@@ -25,7 +25,7 @@ from utlx.compiler.common.placeholders import Placeholder
 
 #: Ops that may come between two ``alloc_barriers`` without splitting the run: they touch no memory.
 _NEUTRAL_OPS = frozenset({"arith.constant"})
-_NEUTRAL_PLACEHOLDERS = frozenset({"local_alloc"})
+_NEUTRAL_PLACEHOLDERS = frozenset({"local_alloc", "alloc_clc_responses"})
 
 
 def _result_id(op: Any) -> int | None:

@@ -3,7 +3,9 @@
 Why: tensor memory, ``tcgen05`` MMAs and commits, cluster launch control (CLC) and 2-CTA clusters have no
 Hopper or AMD equivalent (remote shared memory has one on sm_90: ``..remote``; AMD and sm_80 refuse it here).
 A TLX kernel that uses them and is compiled for sm_90 or an AMD GPU gets an error naming the op, the target and
-what it needs, at the op's source line. Those utlx does not compile for cuda:100 yet either say so.
+what it needs, at the op's source line. Where utlx has a Blackwell body for an op (CLC: :mod:`.clc`; 2-CTA:
+:mod:`.two_cta`), that body serves cuda:100 (the most specific registration wins) and these serve the other
+targets; for the ops utlx does not compile on cuda:100 yet, the cuda:100 case says so.
 """
 
 from __future__ import annotations

@@ -250,6 +250,9 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     layout = default_layout(shape, dtype, a)
     full = [a["num"], *shape]
+    if dtype in (tl.uint8, tl.int8) and not a.get("spec"):
+        _lower_scales_alloc(low, ph, dtype, shape, layout)
+        return
     if a.get("spec"):  # a member of a storage_alias_spec: its buffers are views of the spec's region (alias.py)
         place = low.vendor.get("tmem_alias", {}).get(ph.result.id())
         if place is None:
@@ -265,15 +268,6 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
         base = gluon.tmem(low, ph, 0, "reused allocation")
         desc = compat.tmem_reinterpret(base, dtype, full, layout, gluon.semantic(low))
         root = low.fact(ph, 0).get("root")
-    elif dtype in (tl.uint8, tl.int8):
-        # Scales buffers cannot be multi-buffered in TMEM (Gluon: "Scales don't currently support multibuffering"):
-        # the buffers sit side by side in one [rows, num * cols] allocation, a view is a column slice of it.
-        wide = [shape[0], a["num"] * shape[1]]
-        desc = compat.blackwell().allocate_tensor_memory(dtype, wide, layout, _semantic=gluon.semantic(low))
-        low.real[ph.result.id()] = desc.handle
-        low.facts[ph.result.id()] = {"dtype": dtype, "shape": wide, "layout": layout, "alloc": wide, "kind": "view",
-                                     "storage": "tmem", "root": desc.handle, "scales_of": list(shape)}
-        return
     else:
         desc = compat.blackwell().allocate_tensor_memory(dtype, full, layout, _semantic=gluon.semantic(low))
         root = desc.handle
@@ -304,23 +298,43 @@ def _lower_view(low: Lowering, ph: Placeholder) -> None:
     low.facts[ph.result.id()] = {**f, "alloc": list(view.type.alloc_shape), "kind": "view", "layout": view.layout}
 
 
+def _lower_scales_alloc(low: Lowering, ph: Placeholder, dtype: Any, shape: list[int], layout: Any) -> None:
+    """Block-scale buffers (uint8/int8) in TMEM: one allocation per buffer.
+
+    Why: TMEM's scales layout takes no buffer index (Gluon: "Scales don't currently support multibuffering"),
+    and stock Triton neither slices it (``ttng.tmem_subslice`` wants the plain TMEM layout) nor reinterprets a
+    subview as it. So buffer ``i`` is an allocation of its own (each rounded up to TMEM's 32-column granule) and
+    a view needs the buffer index at compile time. Inside a ``storage_alias_spec`` that is no way out (the
+    separate allocations would not share the spec's columns, and Meta's mxfp8 attention then needs 576 of the
+    512 columns), so there scales are refused (``alias.member_view``).
+    """
+    from utlx import compat
+
+    sem = gluon.semantic(low)
+    parts = [compat.blackwell().allocate_tensor_memory(dtype, shape, layout, _semantic=sem)
+             for _ in range(int(ph.attrs["num"]))]
+    low.real[ph.result.id()] = parts[0].handle
+    low.facts[ph.result.id()] = {"dtype": dtype, "shape": shape, "layout": layout, "alloc": shape, "kind": "view",
+                                 "storage": "tmem", "root": parts[0].handle,
+                                 "scales_of": [p.handle for p in parts]}
+
+
 def _lower_scales_view(low: Lowering, ph: Placeholder, f: dict) -> None:
-    rows, cols = f["scales_of"]
+    parts = f["scales_of"]
     index = ph.attrs.get("index")
     if index is None:
         index = low.constant_int(ph.handles[1])
     if index is None:
-        if f["shape"][1] == cols:  # one buffer: every index is 0
-            index = 0
-        else:
+        if len(parts) != 1:
             raise UtlxCompileError("local_view", f"a tensor-memory scales buffer of several buffers needs an index "
                                    f"known at compile time (TMEM scales cannot be multi-buffered) ({ph.describe()})")
-    wide = gluon.tmem(low, ph, 0, "buffer argument")
-    view = wide if f["shape"][1] == cols else wide.slice(int(index) * cols, cols, _semantic=gluon.semantic(low))
-    low.real[ph.result.id()] = view.handle
-    low.facts[ph.result.id()] = {**f, "shape": [rows, cols], "layout": view.layout,
-                                 "alloc": list(view.type.alloc_shape), "kind": "view", "scales_of": None}
-    low.facts[ph.result.id()].pop("scales_of")
+        index = 0  # one buffer: every index is 0
+    if not 0 <= int(index) < len(parts):
+        raise UtlxCompileError("local_view", f"index {index} is out of range for {len(parts)} scales buffers "
+                               f"({ph.describe()})")
+    handle = parts[int(index)]
+    low.real[ph.result.id()] = handle
+    low.facts[ph.result.id()] = {k: v for k, v in f.items() if k != "scales_of"} | {"root": handle}
 
 
 def _lower_slice(low: Lowering, ph: Placeholder) -> None:
