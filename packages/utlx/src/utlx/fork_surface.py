@@ -84,9 +84,7 @@ INTERPRETER_NO_CLUSTERS = ("which the interpreter (TRITON_INTERPRET=1) does not 
 
 
 def _interpreting() -> bool:
-    import os
-
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    return _compat.interpreting()
 
 
 _Make = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -175,6 +173,40 @@ def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
         return kept
 
     return prune_configs
+
+
+def _utlx_compile_error(exc: BaseException) -> BaseException | None:
+    """The utlx compile or cluster-launch error behind ``exc`` (a CompilationError or a pipeline's
+    PassFailedError wraps it), if any."""
+    from utlx.compiler.common.errors import UtlxCompileError
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, UtlxCompileError | UtlxClusterLaunchError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@_wrapping
+def _bench(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _bench(self: Any, *args: Any, **kwargs: Any) -> list[float]:
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:
+            found = _utlx_compile_error(exc) if enabled() else None
+            if found is None:
+                raise
+            # what Triton does for a config that runs out of resources: it cannot be chosen. If no config is
+            # left, the autotuner then runs one and the same error reaches the user.
+            warnings.warn(f"utlx: autotuning skips config {kwargs.get('config')} of "
+                          f"{getattr(getattr(self, 'fn', None), '__name__', self)!r}, which utlx cannot compile: "
+                          f"{type(found).__name__}: {str(found).splitlines()[0][:300]}", stacklevel=2)
+            return [float("inf"), float("inf"), float("inf")]
+
+    return _bench
 
 
 # --------------------------------------------------------------------------------- launch keywords
@@ -394,6 +426,9 @@ SEAMS: tuple[Seam, ...] = (
     Seam("utlx.autotuner-prune-configs", where=_place(_tuner, "prune_configs"), make=_prune_configs,
          reason="under the interpreter (no cluster model) the autotuner drops configs asking for clusters of more "
                 "than one CTA (with a warning)"),
+    Seam("utlx.autotuner-bench", where=_place(_tuner, "_bench"), make=_bench,
+         reason="a config utlx cannot compile (a TLX form it refuses, naming why) is skipped by the autotuner with "
+                "a warning, as Triton skips configs that run out of resources"),
     Seam("utlx.autotuner-init", where=_place(_tuner, "__init__"), make=_autotuner_init, versions=((3, 9), (3, 9)),
          reason="autotune key names that are not kernel arguments are ignored, as the fork and Triton 3.6-3.8 do "
                 "(3.9 rejects them)"),
