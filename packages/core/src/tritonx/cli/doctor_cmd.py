@@ -90,6 +90,9 @@ def collect() -> dict[str, Any]:
     except Exception as exc:  # discovery itself failed: the rest of the report still matters
         plugins, plugin_error = [], f"{type(exc).__name__}: {exc}"
     env = settings.raw()
+    from ..compat import known_broken
+    from ..plugins import shadowing
+
     return {
         "tritonx": tritonx.__version__,
         "triton": compat.TRITON_VERSION_STR,
@@ -102,6 +105,8 @@ def collect() -> dict[str, Any]:
         **{var: env[var] for var in ("TRITON_INTERPRET", "TRITONX_PLUGINS", "TRITONX_NATIVE_PLUGINS")},
         "plugins": plugins,
         "plugin_error": plugin_error,
+        "known_broken": known_broken.found(),
+        "shadowed": [found.to_dict() for found in shadowing.for_plugins()],
         **_gpu(),
     }
 
@@ -110,6 +115,8 @@ def problems(report: dict[str, Any]) -> list[str]:
     """What makes ``doctor`` exit 1: broken or incompatible plugins, failed discovery."""
     out = [f"plugin discovery failed: {report['plugin_error']}"] if report["plugin_error"] else []
     out += [f"plugin {p['name']!r} is {p['status']}" for p in report["plugins"] if p["status"] != "ok"]
+    out += [f"known-broken versions ({k['installed']}): {k['fix']}" for k in report.get("known_broken", ())]
+    out += [s["message"] for s in report.get("shadowed", ())]
     return out
 
 
@@ -121,7 +128,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Report Triton, backends, tritonx, Python, the stages hook, plugins, cache dir and GPU.
 
-        Exits 1 when a plugin is broken or incompatible with this Triton (the reason is listed).
+        Exits 1 when a plugin is broken or incompatible with this Triton, when installed versions are a
+        known-broken combination, or when another distribution ships a plugin's package (the reason is listed).
         """
         report = collect()
         if as_json:
@@ -161,6 +169,11 @@ def _print_report(report: dict[str, Any]) -> None:
     print_grid(env, con)
     if report["plugin_error"]:
         con.print(f"[red]plugin discovery failed:[/red] {escape(report['plugin_error'])}")
+    for k in report.get("known_broken", ()):
+        con.print(f"[red]known-broken versions[/red] ({escape(k['installed'])}): {escape(k['effect'])}; "
+                  f"fix: {escape(k['fix'])}")
+    for s in report.get("shadowed", ()):
+        con.print(f"[red]shadowed package[/red]: {escape(s['message'])}")
     if not report["plugins"]:
         con.print("plugins: none installed")
         return

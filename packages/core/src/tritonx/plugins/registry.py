@@ -34,6 +34,17 @@ class PluginWarning(UserWarning):
     """An installed plugin could not be loaded and was skipped."""
 
 
+def _shadowing_note(ep: metadata.EntryPoint, dist: str) -> str:
+    """Why an entry point may fail to import: another distribution ships its top-level package too."""
+    from .shadowing import shadowing
+
+    try:
+        found = shadowing(ep.value.split(":")[0].split(".")[0].strip(), dist)
+    except Exception:  # the note is a hint; the import error itself is what is reported
+        return ""
+    return f" ({found.message()})" if found else ""
+
+
 def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     dist = getattr(getattr(ep, "dist", None), "name", None) or "an unknown distribution"
     try:
@@ -41,7 +52,7 @@ def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     except Exception as exc:
         raise PluginError(
             f"plugin entry point {ep.name!r} ({ep.value}) of distribution {dist!r} failed to import: "
-            f"{type(exc).__name__}: {exc}"
+            f"{type(exc).__name__}: {exc}{_shadowing_note(ep, dist)}"
         ) from exc
     if callable(obj) and not isinstance(obj, Plugin):
         try:
