@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utlx import eager, gemm_launch
+from utlx import compat, eager, gemm_launch
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
@@ -655,8 +655,14 @@ def _validate(a: Any, b: Any) -> None:
         raise ValueError(f"utlx.matmul: inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}")
     if a.dtype != b.dtype or a.dtype not in (torch.float16, torch.bfloat16):
         raise TypeError(f"utlx.matmul: expected two fp16 or two bf16 tensors, got {a.dtype} and {b.dtype}")
-    if not a.is_cuda or a.device != b.device:
-        raise ValueError(f"utlx.matmul: both tensors must be on the same GPU, got {a.device} and {b.device}")
+    if a.device != b.device or not (a.is_cuda or _interpreted(a)):
+        raise ValueError(f"utlx.matmul: both tensors must be on the same GPU, got {a.device} and {b.device} "
+                         "(CPU tensors only under TRITON_INTERPRET=1)")
+
+
+def _interpreted(t: Any) -> bool:
+    """A CPU tensor under ``TRITON_INTERPRET=1``: :class:`_InterpretedPlan` multiplies it."""
+    return t.device.type == "cpu" and compat.interpreting()
 
 
 def needs_copy(t: Any, contiguous_row_stride: int, kind: str) -> bool:
@@ -704,12 +710,40 @@ class _CopyPlan:
         return self.inner.matmul(a, b, pa, pb)
 
 
+class _InterpretedPlan:
+    """CPU tensors under ``TRITON_INTERPRET=1``: utlx's portable (register-staged) GEMM in Triton's interpreter.
+
+    Slow (the interpreter runs numpy per program): for tests and debugging. Nothing to tune on a CPU, so the
+    smallest tile of the portable kernel, bound once to this exact problem like any other plan. The same
+    plan serves ``utlx.matmul`` and the custom op ``torch.ops.utlx.matmul`` (whose implementation calls it).
+    """
+
+    def __init__(self, a: Any, b: Any) -> None:
+        self.copy_a, self.copy_b = a.stride(1) != 1, b.stride(1) != 1
+        a = a.contiguous() if self.copy_a else a
+        b = b.contiguous() if self.copy_b else b
+        self.shape = (a.shape[0], b.shape[1])
+        smallest = min(fallback_candidates("nvidia"), key=lambda cand: cand.config["BLOCK_SIZE_M"])
+        self.launch = smallest.bind(Problem.of(a, b, num_sms=1))  # no device to ask for its SM count
+
+    def matmul(self, a: Any, b: Any, pa: int, pb: int) -> Any:
+        import torch
+
+        a = a.contiguous() if self.copy_a else a
+        b = b.contiguous() if self.copy_b else b
+        c = torch.empty(self.shape, dtype=a.dtype)
+        self.launch(a, b, c)
+        return c
+
+
 def _make_plan(a: Any, b: Any) -> Any:
     """Validate, tune (or find the tuning), bind the winner to this exact problem."""
     M, K = a.shape
     N = b.shape[1]
     if M == 0 or N == 0 or K == 0:
         return _FixedPlan(M, N, a.dtype, a.device, zero=K == 0 and M > 0 and N > 0)
+    if _interpreted(a):
+        return _InterpretedPlan(a, b)
     info = _device_info(a.device)
     copy_a, copy_b = needs_copy(a, K, info.kind), needs_copy(b, N, info.kind)
     a2 = a.contiguous() if copy_a else a
@@ -757,6 +791,8 @@ def _matmul_miss(a: Any, b: Any) -> Any:
 def matmul(a: Any, b: Any) -> Any:
     """``a @ b`` for 2-D fp16/bf16 CUDA tensors with fp32 accumulation; returns a new row-major tensor.
 
+    CPU tensors are taken under ``TRITON_INTERPRET=1`` (the portable GEMM in Triton's interpreter; slow).
+
     Row- and column-major operands (e.g. ``x @ w.T``) are used as they are. A call whose exact problem
     (shapes, strides, dtypes, devices, pointer alignment, active pipelines) was seen before costs one
     dictionary lookup, the output allocation and one kernel launch; no host sync. Under ``torch.compile``
@@ -783,4 +819,3 @@ def report_for(a: Any, b: Any) -> TuneReport | None:
 
 # utlx.torch_ops' custom op calls these (it looks them up instead of importing this module, which imports it)
 eager.register("matmul", matmul)
-eager.register("matmul.fallback_candidates", fallback_candidates)

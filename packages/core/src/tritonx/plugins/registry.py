@@ -35,6 +35,17 @@ class PluginWarning(UserWarning):
     """An installed plugin could not be loaded and was skipped."""
 
 
+def _shadowing_note(ep: metadata.EntryPoint, dist: str) -> str:
+    """Why an entry point may fail to import: another distribution ships its top-level package too."""
+    from .shadowing import shadowing
+
+    try:
+        found = shadowing(ep.value.split(":")[0].split(".")[0].strip(), dist)
+    except Exception:  # the note is a hint; the import error itself is what is reported
+        return ""
+    return f" ({found.message()})" if found else ""
+
+
 def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     """Import one entry point (and call it when it is a factory); any failure is a :class:`PluginError`.
 
@@ -50,7 +61,7 @@ def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     except BaseException as exc:
         raise PluginError(
             f"plugin entry point {ep.name!r} ({ep.value}) of distribution {dist!r} failed to import: "
-            f"{_describe(exc)}"
+            f"{_describe(exc)}{_shadowing_note(ep, dist)}"
         ) from exc
     if callable(obj) and not isinstance(obj, Plugin):
         try:
