@@ -39,7 +39,7 @@ from utlx.compiler.common.args import _c, _expect, _show
 from utlx.compiler.common.downgrade import downgrade
 from utlx.compiler.common.errors import UtlxCompileError
 from utlx.compiler.common.global_ops import check_prefetch
-from utlx.compiler.common.lowering import LOWERINGS, Lowering, remember_async_alloc
+from utlx.compiler.common.lowering import Lowering, register_lowering, remember_async_alloc
 from utlx.compiler.common.placeholders import Placeholder, dtype_of_name
 from utlx.compiler.common.target import Target, from_semantic
 from utlx.language._dispatch import register_compiler_impl
@@ -507,15 +507,13 @@ def _lower_warp_pipeline_border(low: Lowering, ph: Placeholder) -> None:
     low.builder.create_warp_pipeline_border(str(ph.attrs["label"]), int(ph.attrs["priority"]))
 
 
-LOWERINGS.update({
-    "assume_uniform": _lower_assume_uniform,
-    "buffer_load": _lower_buffer_load,
-    "buffer_store": _lower_buffer_store,
-    "buffer_atomic_add": _lower_buffer_atomic_add,
-    "buffer_load_to_local": _lower_buffer_load_to_local,
-    "amd_sched_barrier": _lower_sched_barrier,
-    "warp_pipeline_border": _lower_warp_pipeline_border,
-})
+register_lowering("assume_uniform", "hip")(_lower_assume_uniform)
+register_lowering("buffer_load", "hip")(_lower_buffer_load)
+register_lowering("buffer_store", "hip")(_lower_buffer_store)
+register_lowering("buffer_atomic_add", "hip")(_lower_buffer_atomic_add)
+register_lowering("buffer_load_to_local", "hip")(_lower_buffer_load_to_local)
+register_lowering("amd_sched_barrier", "hip")(_lower_sched_barrier)
+register_lowering("warp_pipeline_border", "hip")(_lower_warp_pipeline_border)
 
 
 @register_compiler_impl("prefetch", "hip")
