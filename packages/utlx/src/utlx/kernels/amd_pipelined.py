@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import grouped_tile
 
 
 @triton.jit
@@ -26,7 +26,7 @@ def matmul_kernel_pipelined_amd(
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     pid = tl.program_id(axis=0)
-    pid_m, pid_n = _grouped_tile(pid, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+    pid_m, pid_n = grouped_tile(pid, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
 
     offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
     offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N

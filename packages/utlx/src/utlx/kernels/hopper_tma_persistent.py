@@ -36,7 +36,7 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import grouped_tile
 from utlx.launch import FastLaunch
 
 
@@ -235,7 +235,7 @@ def _tma_gemm(
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0  # k-steps issued so far by this program, over all its tiles
     for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         off_m = pid_m * BLOCK_SIZE_M
         off_n = pid_n * BLOCK_SIZE_N
 

@@ -43,7 +43,7 @@ import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.accumulator_io import add_pairs, load_pairs_cg
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import grouped_tile
 from utlx.splitk_workspace import given_or_fresh
 
 
@@ -87,7 +87,7 @@ def _splitk_gemm(
     pid = tl.program_id(0)
     tile = pid % num_tiles
     split = pid // num_tiles
-    pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+    pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
     off_m = pid_m * BLOCK_SIZE_M
     off_n = pid_n * BLOCK_SIZE_N
 

@@ -32,7 +32,6 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import (
     alloc_a,
     alloc_b,
@@ -43,6 +42,7 @@ from utlx.kernels.hopper_tma_persistent import (
     epilogue_subtile,
 )
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.tiles import grouped_tile
 from utlx.launch import FastLaunch
 
 
@@ -69,7 +69,7 @@ def consume_tiles(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, end, ROW:
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
     for tile in tl.range(tl.program_id(0), end, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
         acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
         acc = ring.retire(acc, empty, it, NUM_STAGES)
