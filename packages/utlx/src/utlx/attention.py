@@ -428,9 +428,10 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
     import torch
     from triton.testing import do_bench
 
-    from utlx.matmul import CandidateResult, TuneReport, TuningCache, select_best
+    from utlx.matmul import CandidateResult, TuneReport, TuningCache, check_budget, select_best
     from utlx.plugin import ensure_active
 
+    check_budget(budget_s)
     ensure_active()
     check_inputs(q, k, v, causal, sm_scale)
     q, k, v = (t if t.is_contiguous() else t.contiguous() for t in (q, k, v))
@@ -489,7 +490,7 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
                                f"causal={causal} on {name}:\n" + "\n".join(lines))
         _PLANS[key] = runner(report.winner)
         _CHOSEN[key] = report
-        cache.put(ckey, report.winner.id, ms=report.winner_ms, shape=list(q.shape),
+        cache.put(ckey, report.winner.id, partial=report.partial, ms=report.winner_ms, shape=list(q.shape),
                   time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         return report
 

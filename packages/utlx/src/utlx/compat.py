@@ -504,6 +504,15 @@ def launch_options_hook() -> tuple[type, str]:
     return JITFunction, "_pack_args"
 
 
+def cuda_options_hook() -> tuple[type, str]:
+    """Where the CUDA backend turns option dicts into its frozen ``CUDAOptions`` (3.6-3.9: it keeps only the
+    dataclass's fields, so the fork's ``ctas_per_cga`` is added back there: :mod:`utlx.fork_surface`). Called
+    once per compile and on the JIT's compile path, never per launch."""
+    from triton.backends.nvidia.compiler import CUDABackend
+
+    return CUDABackend, "parse_options"
+
+
 def load_cache_modifier_hook() -> tuple[type, str] | None:
     """Where ``tl.load``'s ``cache_modifier`` string is parsed, on Triton versions whose loads lack ``".cs"``
     (3.6 and 3.7: only stores take it; 3.8 added it to loads, where AMD kernels use it); None from 3.8 on."""

@@ -21,12 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
-import os
-import stat
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utlx import compat, eager, gemm_launch
-from utlx.__about__ import __version__
+from utlx import eager, gemm_launch
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
@@ -46,6 +41,7 @@ from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import hopper_ws_pingpong as pingpong
 from utlx.launch import _pipelines_key_fn
 from utlx.settings import OFF, settings
+from utlx.tuning_cache import TuningCache, TuningCacheWarning, shape_class  # noqa: F401  (public here too)
 
 Launcher = Callable[[Any, Any, Any], None]
 
@@ -276,6 +272,9 @@ class TuneReport:
     results: list[CandidateResult]
     source: str  # "tuned" | "disk-cache"
     elapsed_s: float = 0.0
+    #: the budget ran out before every step ran (candidates skipped, finals cut): the disk cache marks the
+    #: winner partial, and a later process tunes again
+    partial: bool = False
 
     @property
     def winner_ms(self) -> float | None:
@@ -285,7 +284,7 @@ class TuneReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.id if self.winner else None, "winner_ms": self.winner_ms,
-                "source": self.source, "elapsed_s": round(self.elapsed_s, 3),
+                "source": self.source, "elapsed_s": round(self.elapsed_s, 3), "partial": self.partial,
                 "candidates": [r.to_dict() for r in self.results]}
 
 
@@ -307,8 +306,16 @@ def select_best(cands: Sequence[Candidate], check: Callable[[Candidate], str | N
     Past ``budget_s`` the remaining steps are skipped (at least one candidate is always checked and,
     when several pass, the winner is the best measured so far).
     """
+    check_budget(budget_s)
     start = clock()
-    over = (lambda: clock() - start > budget_s) if budget_s is not None else (lambda: False)
+    cut: list[bool] = []  # set once a step was skipped because the budget ran out
+
+    def over() -> bool:
+        if budget_s is not None and clock() - start > budget_s:
+            cut.append(True)
+            return True
+        return False
+
     results = {c.id: CandidateResult(c.id) for c in cands}
     ok: list[Candidate] = []
     for cand in cands:
@@ -366,16 +373,20 @@ def select_best(cands: Sequence[Candidate], check: Callable[[Candidate], str | N
     # beat the finalists' medians of longer runs (on the H200 a 5th-best screen once won that way).
     pool = [c for c in timed if results[c.id].final_ms] or timed
     winner = min(pool, key=score) if pool else (ok[0] if ok else None)
-    return TuneReport(winner, [results[c.id] for c in cands], "tuned", clock() - start)
+    return TuneReport(winner, [results[c.id] for c in cands], "tuned", clock() - start, partial=bool(cut))
+
+
+def check_budget(budget_s: float | None, name: str = "budget_s") -> None:
+    """A tuning budget is None (no limit) or a number of seconds >= 0; anything else is refused by name
+    (a negative or NaN budget used to be accepted: NaN never ran out, a negative one cut every tuning)."""
+    if budget_s is None:
+        return
+    if isinstance(budget_s, bool) or not isinstance(budget_s, int | float) or math.isnan(budget_s) or budget_s < 0:
+        raise ValueError(f"utlx tuning: {name} must be a number of seconds >= 0 (or None: no limit), got {budget_s!r}")
 
 
 # --------------------------------------------------------------------------------------------------
 # Disk cache
-
-
-def shape_class(M: int, N: int, K: int) -> str:
-    """Each dimension rounded up to a power of two: nearby shapes share a tuning."""
-    return "x".join(str(1 << max(0, int(x) - 1).bit_length()) for x in (M, N, K))
 
 
 def default_cache_path() -> Path | None:
@@ -385,73 +396,6 @@ def default_cache_path() -> Path | None:
     if chosen is not None:
         return None if chosen == OFF else Path(chosen).expanduser()
     return Path(settings.cache_dir) / "matmul-tuning.json"
-
-
-class TuningCache:
-    """Winners per (device name, Triton version, utlx version, dtype, alignment, shape class), as JSON.
-
-    Unreadable, corrupt or untrusted files are treated as empty and write errors are ignored: a cache
-    must never make ``matmul`` fail (nor choose its kernels for it: in a shared directory, a file owned
-    by another user or writable by others is ignored, and a symbolic link is never followed). Writes
-    merge with what is on disk and replace the file atomically, through a private temp file with an
-    unpredictable name.
-    """
-
-    MAX_BYTES = 1 << 22
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-
-    @staticmethod
-    def key(device_name: str, dtype: str, aligned: bool, M: int, N: int, K: int) -> str:
-        return (f"{device_name}|triton {compat.TRITON_VERSION_STR}|utlx {__version__}|{dtype}|"
-                f"{'aligned' if aligned else 'unaligned'}|{shape_class(M, N, K)}")
-
-    def _read(self) -> dict[str, Any]:
-        if self.path is None:
-            return {}
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return {}
-        try:
-            st = os.fstat(fd)
-            ours = not hasattr(os, "getuid") or st.st_uid == os.getuid()
-            if not ours or not stat.S_ISREG(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                return {}
-            with os.fdopen(fd, encoding="utf-8") as f:
-                fd = -1
-                data = json.loads(f.read(self.MAX_BYTES))
-        except (OSError, ValueError, RecursionError):
-            return {}
-        finally:
-            if fd >= 0:
-                os.close(fd)
-        return data if isinstance(data, dict) else {}
-
-    def get(self, key: str) -> str | None:
-        entry = self._read().get(key)
-        if isinstance(entry, dict) and isinstance(entry.get("candidate"), str):
-            return entry["candidate"]
-        return None
-
-    def put(self, key: str, candidate_id: str, **info: Any) -> None:
-        if self.path is None:
-            return
-        data = self._read()
-        data[key] = {"candidate": candidate_id, **info}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(json.dumps(data, indent=1, sort_keys=True))
-                os.replace(tmp, self.path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError:
-            pass
 
 
 # --------------------------------------------------------------------------------------------------
@@ -559,6 +503,7 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
     """
     if effort not in EFFORT:
         raise ValueError(f"utlx.matmul.tune: effort must be one of {sorted(EFFORT)}, got {effort!r}")
+    check_budget(budget_s)
     import torch
     from triton.testing import do_bench
 
@@ -622,13 +567,13 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
             if fb:
                 more = select_best(fb, check, timer, budget_s=budget_s, **EFFORT[effort])
                 report = TuneReport(more.winner, report.results + more.results, "tuned",
-                                    report.elapsed_s + more.elapsed_s)
+                                    report.elapsed_s + more.elapsed_s, partial=report.partial or more.partial)
         if report.winner is None:
             lines = [f"  {r.id}: {r.status}: {r.detail}" for r in report.results]
             raise RuntimeError(f"utlx.matmul: no kernel ran correctly for {M}x{N}x{K} {a.dtype} on {info.name}:\n"
                                + "\n".join(lines))
         _REPORTS[key] = report
-        cache.put(disk_key, report.winner.id, ms=report.winner_ms, shape=[M, N, K],
+        cache.put(disk_key, report.winner.id, partial=report.partial, ms=report.winner_ms, shape=[M, N, K],
                   time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         del ref
         return report

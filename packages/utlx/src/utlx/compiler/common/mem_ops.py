@@ -155,7 +155,9 @@ def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) ->
     idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
     kind = {values.Barriers: "barrier", values.ClcResponses: "clc_response"}.get(type(bufs), "view")
     h = placeholders.emit(_semantic, op, {"kind": kind}, handles=[bufs.handle, idx], pure=True)
-    return values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1, group_warps=bufs.type.group_warps)
+    view = values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1, group_warps=bufs.type.group_warps)
+    view.view_of = (bufs, idx)  # which buffer of which allocation (remote stores address it from the allocation)
+    return view
 
 
 @register_compiler_impl("local_slice")
