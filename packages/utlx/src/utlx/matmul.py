@@ -87,6 +87,10 @@ def is_skinny(M: int, N: int, K: int) -> bool:
 # --------------------------------------------------------------------------------------------------
 # Candidates
 
+#: The kernel module of each family that estimates its shared memory before compiling (``smem_bytes``).
+_SMEM_ESTIMATES = {"tma_persistent": tma, "ws_persistent": ws, "ws_pingpong": pingpong, "ws_cluster": ws_cluster,
+                   "tma_splitk": splitk, "tma_streamk": streamk}
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -128,18 +132,9 @@ class Candidate:
     def smem_bytes(self, elem_bytes: int = 2) -> int | None:
         """Shared memory per block when it is known before compiling (None: not estimated)."""
         c = self.config
-        if self.family == "tma_persistent":
-            return tma.smem_bytes(c, elem_bytes)
-        if self.family == "ws_persistent":
-            return ws.smem_bytes(c, elem_bytes)
-        if self.family == "ws_pingpong":
-            return pingpong.smem_bytes(c, elem_bytes)
-        if self.family == "ws_cluster":
-            return ws_cluster.smem_bytes(c, elem_bytes)
-        if self.family == "tma_splitk":
-            return splitk.smem_bytes(c, elem_bytes)
-        if self.family == "tma_streamk":
-            return streamk.smem_bytes(c, elem_bytes)
+        kernels = _SMEM_ESTIMATES.get(self.family)
+        if kernels is not None:
+            return kernels.smem_bytes(c, elem_bytes)
         if self.family == "hopper_pipelined":
             return c["NUM_STAGES"] * (c["BLOCK_SIZE_M"] + c["BLOCK_SIZE_N"]) * c["BLOCK_SIZE_K"] * elem_bytes
         return None
