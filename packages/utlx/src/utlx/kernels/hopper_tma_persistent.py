@@ -36,7 +36,7 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
-from utlx.kernels.tiles import grouped_tile
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.launch import FastLaunch
 
 
@@ -249,9 +249,7 @@ def _tma_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_tma_persistent_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_tma_persistent, {}
+    return layout_kernel(matmul_kernel_tma_persistent, matmul_kernel_tma_persistent_colmajor, a_col, b_col)
 
 
 def check_epilogue_subtile(bn: int, epilogue_subtile: int) -> None:

@@ -38,7 +38,7 @@ from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.hopper_tma_persistent import mainloop, store_c
 from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
-from utlx.kernels.tiles import grouped_tile
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.splitk_workspace import given_or_fresh
 
 
@@ -134,9 +134,7 @@ def _streamk_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_tma_streamk_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_tma_streamk, {}
+    return layout_kernel(matmul_kernel_tma_streamk, matmul_kernel_tma_streamk_colmajor, a_col, b_col)
 
 
 #: TMA boxes: the persistent kernel's (C's box is one epilogue slice).

@@ -42,7 +42,7 @@ from utlx.kernels.hopper_tma_persistent import (
     epilogue_subtile,
 )
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
-from utlx.kernels.tiles import grouped_tile
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.launch import FastLaunch
 
 
@@ -135,9 +135,7 @@ def _ws_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_ws_persistent_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_ws_persistent, {}
+    return layout_kernel(matmul_kernel_ws_persistent, matmul_kernel_ws_persistent_colmajor, a_col, b_col)
 
 
 def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False,

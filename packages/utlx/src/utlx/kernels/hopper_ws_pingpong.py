@@ -51,7 +51,7 @@ from utlx.kernels.hopper_tma_persistent import (
 from utlx.kernels.hopper_tma_persistent import descriptor_blocks as _tma_descriptor_blocks
 from utlx.kernels.hopper_tma_persistent import signature as _tma_signature
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
-from utlx.kernels.tiles import grouped_tile
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 
 
 @triton.jit
@@ -138,9 +138,7 @@ def _pingpong_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_ws_pingpong_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_ws_pingpong, {}
+    return layout_kernel(matmul_kernel_ws_pingpong, matmul_kernel_ws_pingpong_colmajor, a_col, b_col)
 
 
 #: TMA boxes: whole tiles of A and B, C in ``bn / EPILOGUE_SUBTILE``-column slices (the persistent kernel's).

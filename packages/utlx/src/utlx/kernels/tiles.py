@@ -7,6 +7,8 @@ lives in one place that no kernel owns.
 
 from __future__ import annotations
 
+from typing import Any
+
 import triton
 import triton.language as tl
 
@@ -46,3 +48,12 @@ POINTER_GEMM_SIGNATURE = {
     "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
     "stride_cm": "i32", "stride_cn": "i32",
 }
+
+
+def layout_kernel(row_major: Any, col_major: Any, a_col: bool, b_col: bool) -> tuple[Any, dict[str, bool]]:
+    """The JIT kernel for an operand layout and the layout constexprs it takes: ``row_major`` (none) for row-major
+    A and B, else ``col_major`` with ``A_COL`` / ``B_COL`` (host side: what each kernel module's ``kernel_for``
+    returns)."""
+    if a_col or b_col:
+        return col_major, {"A_COL": a_col, "B_COL": b_col}
+    return row_major, {}
