@@ -160,7 +160,7 @@ def _lower_barrier_arrive(low: Lowering, ph: Placeholder) -> None:
     compat.create_mbarrier_arrive(low.builder, bar, int(ph.attrs["count"]), ph.handles[1])
 
 
-register_lowering("alloc_barriers")(_lower_alloc_barriers)
-register_lowering("barrier_expect_bytes")(_lower_expect)
-register_lowering("barrier_wait")(_lower_barrier_wait)
-register_lowering("barrier_arrive")(_lower_barrier_arrive)
+register_lowering("alloc_barriers", "cuda")(_lower_alloc_barriers)
+register_lowering("barrier_expect_bytes", "cuda")(_lower_expect)
+register_lowering("barrier_wait", "cuda")(_lower_barrier_wait)
+register_lowering("barrier_arrive", "cuda")(_lower_barrier_arrive)

@@ -136,6 +136,6 @@ def _lower_tma_store_wait(low: Lowering, ph: Placeholder) -> None:
     compat.create_tma_store_wait(low.builder, int(ph.attrs["n"]))
 
 
-register_lowering("async_descriptor_load")(_lower_tma_load)
-register_lowering("async_descriptor_store")(_lower_tma_store)
-register_lowering("async_descriptor_store_wait")(_lower_tma_store_wait)
+register_lowering("async_descriptor_load", "cuda")(_lower_tma_load)
+register_lowering("async_descriptor_store", "cuda")(_lower_tma_store)
+register_lowering("async_descriptor_store_wait", "cuda")(_lower_tma_store_wait)
