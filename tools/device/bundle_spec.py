@@ -38,7 +38,7 @@ STRIP_PATTERNS: tuple[str, ...] = ("triton/_C/*.so", "triton/plugins/*.so")
 
 # Runtime dependencies of tritonx-core (and theirs) that the H200 image lacks. Checked against that
 # image's package list (2026-11-17): typer, rich, click, jinja2, pyyaml, requests, python-dateutil,
-# pluggy are there; these are not. All are pure-Python wheels.
+# pluggy are there; these are not. All are pure-Python wheels but torchao (abi3).
 GPU_IMAGE_MISSING_DEPS: tuple[str, ...] = (
     "pyelftools",
     "cookiecutter",
@@ -47,6 +47,8 @@ GPU_IMAGE_MISSING_DEPS: tuple[str, ...] = (
     "text-unidecode",
     "arrow",
     "tzdata",
+    # Meta's tutorials' testing/test_correctness.py imports torchao at module level (its mxfp8 tutorials)
+    "torchao",
 )
 
 # The repo's own packages, installed from wheels on the GPU machine (entry points need dist-info).

@@ -54,8 +54,22 @@ def build(pkg: Path, out: Path) -> list[Path]:
 
 
 def smoke_test(pkg: Path, wheel: Path, *, torch: str | None, template: bool, workdir: Path | None) -> None:
-    """Build the other workspace packages' wheels (from their sdists) and run the smoke on all of them."""
-    workdir = workdir or Path(tempfile.mkdtemp(prefix="tritonx-release-smoke-"))
+    """Build the other workspace packages' wheels (from their sdists) and run the smoke on all of them.
+
+    Without ``workdir`` the smoke's venv (GBs with torch) goes into a temporary directory that is removed
+    afterwards, pass or fail (``--smoke-dir`` keeps it for a look).
+    """
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="tritonx-release-smoke-") as tmp:
+            try:
+                _smoke_in(pkg, wheel, torch=torch, template=template, workdir=Path(tmp))
+            finally:
+                say(f"smoke: removed {tmp} (pass --smoke-dir DIR to keep the venv and scratch)")
+        return
+    _smoke_in(pkg, wheel, torch=torch, template=template, workdir=workdir)
+
+
+def _smoke_in(pkg: Path, wheel: Path, *, torch: str | None, template: bool, workdir: Path) -> None:
     wheels = [wheel]
     for rel in WORKSPACE:
         other = (ROOT / rel).resolve()

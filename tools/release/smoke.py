@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TRITON = "3.8.0"
 DEFAULT_TORCH = "2.13.0"
 #: What the template checks install besides the wheels' own dependencies (test extra, build backend).
-TEMPLATE_EXTRAS = ("pytest>=8", "hatchling>=1.27")
+TEMPLATE_EXTRAS = ("pytest>=8", "hatchling>=1.27", "cookiecutter>=2.6")
 _DROP_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "TRITON_INTERPRET", "TRITON_CACHE_DIR")
 
 ADD_KERNEL = textwrap.dedent('''
@@ -185,8 +185,9 @@ class Smoke:
         _pip([venv.python, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(self.wheelhouse),
               *requirements], f"installing {' '.join(requirements)}")
 
-    def install_user_packages(self, venv: Venv) -> None:
-        reqs = [f"triton=={self.triton}", *([f"torch=={self.torch}"] if self.torch else []), "tritonx-core", "utlx"]
+    def install_user_packages(self, venv: Venv, *, template: bool = False) -> None:
+        core = "tritonx-core[new]" if template else "tritonx-core"  # `tritonx new` needs the extra
+        reqs = [f"triton=={self.triton}", *([f"torch=={self.torch}"] if self.torch else []), core, "utlx"]
         self.install(venv, *reqs)
 
     # -- checks --------------------------------------------------------------------------------
@@ -290,7 +291,7 @@ def run_smoke(wheels: Sequence[Path], workdir: Path, *, triton: str = DEFAULT_TR
     smoke = Smoke(workdir=workdir, triton=triton, torch=torch, log=log)
     smoke.make_wheelhouse(wheels, TEMPLATE_EXTRAS if template else ())
     venv = smoke.create_venv()
-    smoke.install_user_packages(venv)
+    smoke.install_user_packages(venv, template=template)
     log(f"installed into a fresh venv at {venv.root}: triton=={triton}"
         f"{f', torch=={smoke.torch}' if smoke.torch else ''}, tritonx-core, utlx (--no-index, from the wheelhouse)")
     smoke.core_checks(venv)
@@ -308,7 +309,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workdir", help="where the venv and scratch go (default: a temporary directory)")
     args = p.parse_args(argv)
     wheels = sorted(Path(args.wheels).glob("*.whl"))
-    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="tritonx-smoke-"))
+    if args.workdir:
+        return _main_in(args, wheels, Path(args.workdir))
+    with tempfile.TemporaryDirectory(prefix="tritonx-smoke-") as tmp:  # the venv is GBs: never left behind
+        try:
+            return _main_in(args, wheels, Path(tmp))
+        finally:
+            print(f"[smoke] removed {tmp} (pass --workdir DIR to keep the venv and scratch)", flush=True)
+
+
+def _main_in(args: argparse.Namespace, wheels: Sequence[Path], workdir: Path) -> int:
     try:
         smoke = run_smoke(wheels, workdir, triton=args.triton, torch=None if args.torch == "none" else args.torch,
                           template=args.template, log=lambda m: print(f"[smoke] {m}", flush=True))

@@ -77,3 +77,8 @@ def tutorial_sass_mod() -> ModuleType:
 @pytest.fixture(scope="session")
 def skinny_sweep_mod() -> ModuleType:
     return load_script("tools/device/skinny_sweep.py", "tritonx_skinny_sweep")
+
+
+@pytest.fixture(scope="session")
+def resolve_mod() -> ModuleType:
+    return load_script("ci/resolve_env.py", "tritonx_ci_resolve_env")

@@ -64,7 +64,10 @@ def test_dependency_metadata(built):
         assert torch_reqs and all("extra ==" in r for r in torch_reqs), requires
         assert any(r.startswith("triton") and "<3.10" in r for r in requires), requires
     utlx_requires = _metadata(_wheel(built["utlx"]))
-    assert re.search(r"^Requires-Dist: numpy>=", utlx_requires, re.MULTILINE)
+    assert re.search(r"^Requires-Dist: numpy<2.4,>=1.26$", utlx_requires, re.MULTILINE)  # Triton 3.6's interpreter
+    core_requires = re.findall(r"^Requires-Dist: (.+)$", _metadata(_wheel(built["core"])), re.MULTILINE)
+    cookiecutter = [r for r in core_requires if r.startswith("cookiecutter")]
+    assert cookiecutter and all("extra == 'new'" in r or 'extra == "new"' in r for r in cookiecutter), core_requires
 
 
 def _smoke(release_tools, built, workdir: Path, **kw):

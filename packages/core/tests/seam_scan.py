@@ -12,7 +12,7 @@ from import_graph import SOURCES
 SEAM_ATTRIBUTES = frozenset({
     "add_stages_inspection_hook", "get_cache_key", "compute_cache_key", "_patch_lang", "ast_transformer",
     "create_dot", "all_kwargs", "prune_configs", "_pack_args", "visit_AnnAssign", "visit_ListComp", "visit_With",
-    "_str_to_load_cache_modifier", "_aggregate", "is_cuda_backend",
+    "_str_to_load_cache_modifier", "_aggregate", "is_cuda_backend", "parse_options", "_bench",
     "create_shl", "create_lshr", "create_ashr", "create_inline_asm", "create_fp_to_fp", "type_canonicalisation_dict",
 })
 

@@ -17,12 +17,13 @@ import warnings
 from pathlib import Path
 
 import pytest
-import redis
 import triton
 import tritonx
 import tritonx_redis
 import tritonx_stress as stress
 from tritonx import compat
+
+redis = pytest.importorskip("redis", reason="the remote-cache fault tests need the redis package")
 
 #: Short timeouts and cool-down, so faults cost little; the tests derive their time budgets from them.
 TIMEOUT = 0.5

@@ -15,13 +15,19 @@ Constraints, all deliberate:
   variable unset costs nothing and with it set costs at most one child (~1 s), never a crash. The
   child runs isolated (``python -I``) with this very tritonx first on its path: a ``tritonx/`` folder in
   the current directory is never executed.
-* Each library's verdict is remembered on disk per (path, size, mtime, Triton install), in
+* Each library's verdict is remembered on disk per (path, SHA-256 of its content, Triton install), in
   ``$TRITONX_CACHE_DIR/native-verdicts`` (default ``~/.cache/tritonx``), so a slow check (a constructor
-  that sleeps or hangs until the probe's timeout) is paid once, not at every interpreter start. Only
-  files owned by this user and writable by nobody else are trusted.
+  that sleeps or hangs until the probe's timeout) is paid once, not at every interpreter start. The
+  content hash, not size and mtime: a library swapped for another of the same size and mtime (``cp -p``,
+  reproducible builds) must be checked again. Only verdict files owned by this user, regular and
+  writable by nobody else are trusted, and they are opened non-blocking (a FIFO planted there is ignored).
+* A library anyone else can replace (world-writable, or in a world-writable directory without the
+  sticky bit) is refused before any verdict is looked up (:func:`writable_by_others`; ``check_native``
+  applies the same rule as its ``permissions`` check).
 * The verdicts are passed down in ``_TRITONX_NATIVE_STATE`` so subprocesses (compile workers...) of the
-  same environment reuse them instead of checking again; a state made for another Triton install is
-  discarded, with the paths it had added to ``TRITON_PLUGIN_PATHS``.
+  same environment reuse them instead of checking again, as long as every library still has the content
+  hash it was checked with; a state made for another Triton install is discarded, with the paths it had
+  added to ``TRITON_PLUGIN_PATHS``.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ TRITON_PLUGIN_PATHS = "TRITON_PLUGIN_PATHS"
 CHILD_MARKER = "@@tritonx-startup@@"
 CHILD_TIMEOUT_S = 600.0
 CACHE_ENV = "TRITONX_CACHE_DIR"
-VERDICT_FORMAT = 1
+VERDICT_FORMAT = 2  # 2: keyed by content hash (1 was size and mtime)
 
 #: What the isolated checker child runs: this tritonx first on its path, then the checks.
 CHILD_CODE = (
@@ -54,10 +60,24 @@ CHILD_CODE = (
 
 #: What the ``tritonx-native.pth`` line runs when the variable is set: load this file by path as
 #: ``tritonx._startup``, without importing the ``tritonx`` package (whose ``__init__`` imports triton).
+#: The current directory is left out of the search (an empty ``PYTHONPATH`` entry puts it on
+#: ``sys.path`` before site runs): a ``./tritonx/_startup.py`` must never run in every interpreter.
 PTH_CODE = """\
 import importlib.util as u, os, sys
-s = u.find_spec('tritonx')
-if s is not None and s.submodule_search_locations and 'tritonx._startup' not in sys.modules:
+try:
+    c = os.path.realpath(os.getcwd())
+except OSError:
+    c = None
+q, k = sys.path[:], []
+for e in q:
+    if e and os.path.realpath(e) != c:
+        k.append(e)
+sys.path[:] = k
+try:
+    s = u.find_spec('tritonx') if 'tritonx._startup' not in sys.modules else None
+finally:
+    sys.path[:] = q
+if s is not None and s.submodule_search_locations:
     f = os.path.join(next(iter(s.submodule_search_locations)), '_startup.py')
     p = u.spec_from_file_location('tritonx._startup', f)
     m = sys.modules['tritonx._startup'] = u.module_from_spec(p)
@@ -92,19 +112,25 @@ def _split(value: str) -> list[str]:
 
 
 def _triton_key() -> str | None:
-    """Identity of the installed libtriton (path, size, mtime) without importing triton."""
+    """Identity of the installed libtriton without importing triton: path, size, mtime, and the inode and
+    ctime too, which a copy cannot preserve (``cp -p`` keeps the mtime); its content is not hashed, it is
+    hundreds of MB and this runs at every interpreter start."""
     try:
         spec = importlib.util.find_spec("triton")
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    lib = os.path.join(next(iter(spec.submodule_search_locations)), "_C", "libtriton.so")
+    return file_identity(os.path.join(next(iter(spec.submodule_search_locations)), "_C", "libtriton.so"))
+
+
+def file_identity(path: str) -> str | None:
+    """``realpath:size:mtime:inode:ctime`` of a file, or None when it cannot be stat'ed."""
     try:
-        st = os.stat(lib)
+        st = os.stat(path)
     except OSError:
         return None
-    return f"{os.path.realpath(lib)}:{st.st_size}:{st.st_mtime_ns}"
+    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{st.st_ctime_ns}"
 
 
 def _child_path() -> list[str]:
@@ -141,13 +167,34 @@ def _cache_dir() -> str:
     return os.path.join(base, "native-verdicts")
 
 
+#: how the cache and the libraries are opened: never through a link planted at a cache path, and
+#: never blocking (a FIFO planted at a path would hang ``open`` until someone writes to it)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _load_trust() -> Any:
+    """``native/_trust.py`` of this very tritonx, loaded by path under a private name (this file must not
+    import the ``tritonx`` package, whose ``__init__`` imports triton; ``check_native`` imports the same
+    file normally)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native", "_trust.py")
+    spec = importlib.util.spec_from_file_location("tritonx._startup_trust", here)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_trust = _load_trust()
+content_hash = _trust.content_hash
+writable_by_others = _trust.writable_by_others
+
+
 def _library_key(path: str, triton: str) -> dict[str, Any] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
+    digest = content_hash(path)
+    if digest is None:
         return None  # a missing file is refused quickly by the child; nothing worth remembering
-    return {"format": VERDICT_FORMAT, "path": os.path.realpath(path), "size": st.st_size,
-            "mtime_ns": st.st_mtime_ns, "triton": triton}
+    return {"format": VERDICT_FORMAT, "path": os.path.realpath(path), "sha256": digest, "triton": triton}
 
 
 def _verdict_file(path: str) -> str:
@@ -161,13 +208,12 @@ def _trusted(fd: int) -> bool:
     return owner_ok and stat.S_ISREG(st.st_mode) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def read_verdict(path: str, triton: str) -> dict[str, Any] | None:
-    """The remembered ``{"mechanism", "result"}`` for this exact file and Triton, or None."""
-    key = _library_key(path, triton)
+def read_verdict(path: str, key: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The remembered ``{"mechanism", "result"}`` for this exact content (``key``) and Triton, or None."""
     if key is None:
         return None
     try:
-        fd = os.open(_verdict_file(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(_verdict_file(path), os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except OSError:
         return None
     try:
@@ -186,11 +232,8 @@ def read_verdict(path: str, triton: str) -> dict[str, Any] | None:
     return data
 
 
-def write_verdict(path: str, triton: str, mechanism: str | None, result: dict[str, Any]) -> None:
+def write_verdict(path: str, key: dict[str, Any], mechanism: str | None, result: dict[str, Any]) -> None:
     """Remember one library's verdict (atomically: a private temp file renamed over the old one)."""
-    key = _library_key(path, triton)
-    if key is None:
-        return
     directory = _cache_dir()
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -206,11 +249,24 @@ def write_verdict(path: str, triton: str, mechanism: str | None, result: dict[st
         warn(f"could not remember the verdict on {path} ({exc})")
 
 
+def _refusal(path: str, check: str, message: str) -> dict[str, Any]:
+    """A refused library in the checker child's result format."""
+    return {"path": path, "ok": False, "check": check, "message": message}
+
+
 def check_libraries(paths: list[str], triton: str) -> dict[str, Any] | None:
-    """The child's report for ``paths``, taking remembered verdicts and checking only the others."""
-    remembered = {p: read_verdict(p, triton) for p in paths}
-    missing = [p for p in paths if remembered[p] is None]
-    fresh: dict[str, dict[str, Any]] = {}
+    """The child's report for ``paths``, taking remembered verdicts and checking only the others.
+
+    A library others could replace is refused here, before any verdict is looked up (its content may
+    change after the check). Each key (content hash) is taken once, before the child checks the
+    library, and the verdict is stored only if the content is still the same afterwards: a verdict is
+    never filed under content the child did not see.
+    """
+    exposed = {p: why for p in paths if (why := writable_by_others(p)) is not None}
+    keys = {p: _library_key(p, triton) for p in paths if p not in exposed}
+    remembered = {p: read_verdict(p, keys[p]) for p in keys}
+    missing = [p for p in keys if remembered[p] is None]
+    fresh: dict[str, dict[str, Any]] = {p: _refusal(p, "permissions", why) for p, why in exposed.items()}
     mechanism = next((v["mechanism"] for v in remembered.values() if v is not None), None)
     if missing:
         report = _run_child(missing)
@@ -219,11 +275,34 @@ def check_libraries(paths: list[str], triton: str) -> dict[str, Any] | None:
         mechanism = report.get("mechanism")
         for path, result in zip(missing, report.get("results", []), strict=False):
             fresh[path] = result
-            write_verdict(path, triton, mechanism, result)
-    cached.extend(p for p in paths if remembered[p] is not None)
-    results = [remembered[p]["result"] if remembered[p] is not None else fresh[p] for p in paths if
-               remembered[p] is not None or p in fresh]
-    return {"mechanism": mechanism, "results": results}
+            key = keys[path]
+            if key is not None and _library_key(path, triton) == key:
+                write_verdict(path, key, mechanism, result)
+    cached.extend(p for p in paths if remembered.get(p) is not None)
+    results = []
+    for p in paths:
+        if remembered.get(p) is not None:
+            results.append(remembered[p]["result"])
+        elif p in fresh:
+            results.append(fresh[p])
+    return {"mechanism": mechanism, "results": results, "sha256": {p: k["sha256"] for p, k in keys.items() if k}}
+
+
+def _state_still_holds(state: dict[str, Any]) -> bool:
+    """Every library an inherited state accepted still has the content it was checked with, and nobody
+    else can replace it (a subprocess must not load a library swapped since its parent's check)."""
+    digests = state.get("sha256")
+    if not isinstance(digests, dict):
+        return False
+    for result in state.get("results", []):
+        if not isinstance(result, dict) or not result.get("ok"):
+            continue
+        path = result.get("path")
+        if not isinstance(path, str) or writable_by_others(path) is not None:
+            return False
+        if digests.get(path) is None or content_hash(path) != digests[path]:
+            return False
+    return True
 
 
 def _remove_from_plugin_paths(paths: list[str]) -> None:
@@ -263,7 +342,8 @@ def run() -> None:
         state = json.loads(os.environ.get(STATE_ENV, "") or "null")
     except ValueError:
         state = None
-    if isinstance(state, dict) and state.get("spec") == spec and state.get("triton") == key:
+    if (isinstance(state, dict) and state.get("spec") == spec and state.get("triton") == key
+            and _state_still_holds(state)):
         report, reused = state, True
     else:
         if isinstance(state, dict):

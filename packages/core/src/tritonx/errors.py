@@ -35,6 +35,22 @@ class PipelineFrozenError(PipelineError):
     """An active or kernel-bound pipeline was edited; edit a copy instead."""
 
 
+class CompileOptionError(TritonxError, ValueError):
+    """A compile option (``compile_for(options=...)``, ``tritonx compile -o``) is unknown or out of range.
+
+    ``option`` names the option at fault (None when Triton refused the combination), ``problem`` says
+    what is valid, ``unknown`` lists unknown names and ``known`` the target's options.
+    """
+
+    def __init__(self, message: str, *, option: str | None = None, problem: str = "",
+                 unknown: tuple[str, ...] = (), known: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.option = option
+        self.problem = problem
+        self.unknown = unknown
+        self.known = known
+
+
 class PassFailedError(TritonxError, RuntimeError):
     """A pass inserted by a pipeline raised while compiling; names pipeline, pass and stage."""
 

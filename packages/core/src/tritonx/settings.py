@@ -17,6 +17,7 @@ keeps the two in step.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -113,17 +114,34 @@ class StrField(Field["str | None"]):
 
 
 class FloatField(Field[float]):
-    def __init__(self, var: str, default: float, doc: str) -> None:
+    """A number; NaN is always refused, and so is a value below ``minimum`` when one is given (a negative
+    budget or timeout is a mistake, not a request), whether it comes from the environment or is assigned."""
+
+    def __init__(self, var: str, default: float, doc: str, *, minimum: float | None = None) -> None:
         super().__init__(var, doc)
         self.default = default
+        self.minimum = minimum
 
     def parse(self, text: str | None) -> float:
         if text is None or not text.strip():
             return self.default
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
             raise SettingsError(f"{self.var}={text!r} is not a number") from None
+        return self._checked(value, text)
+
+    def __set__(self, obj: Any, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SettingsError(f"{self.var} (settings.{self.name}) must be a number, got {value!r}")
+        super().__set__(obj, self._checked(float(value), repr(value)))
+
+    def _checked(self, value: float, text: str) -> float:
+        if math.isnan(value):
+            raise SettingsError(f"{self.var}={text!r} is not a number (NaN)")
+        if self.minimum is not None and value < self.minimum:
+            raise SettingsError(f"{self.var}={text!r} must be >= {self.minimum:g}")
+        return value
 
     def default_text(self) -> str:
         return f"{self.default:g}"
@@ -244,7 +262,7 @@ class TritonxSettings(Settings):
         "TRITONX_NATIVE_PLUGINS", ":",
         doc="native `.so` plugins (colon-separated) checked in an isolated child process and loaded at interpreter "
             "start-up (Triton 3.7+); refused ones print one warning and are left out; each library's verdict is "
-            "remembered per (path, size, mtime, Triton install)")
+            "remembered per (path, content hash, Triton install)")
     cache_dir = ParsedField(
         "TRITONX_CACHE_DIR", lambda text: text if text else settings.user_cache_dir("tritonx"),
         default="`$XDG_CACHE_HOME/tritonx`, else `~/.cache/tritonx`",

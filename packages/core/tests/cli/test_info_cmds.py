@@ -91,7 +91,7 @@ def test_check_native_refuses_a_non_elf_file(cli, tmp_path):
 
     data = json.loads(result.stdout)
     assert data["ok"] is False
-    assert [(c["name"], c["ok"]) for c in data["checks"]] == [("exists", True), ("elf", False)]
+    assert [(c["name"], c["ok"]) for c in data["checks"]] == [("exists", True), ("permissions", True), ("elf", False)]
     assert "symbol" in data["not_run"]
 
 

@@ -90,7 +90,8 @@ def test_library_without_entry_point(tmp_path):
 def test_checks_stop_at_the_first_failure(tmp_path):
     lib = build_library(tmp_path, "libnoentry.so", NO_ENTRY_C)
     diagnosis = diagnose_native(lib)
-    assert [(c.name, c.ok) for c in diagnosis.checks] == [("exists", True), ("elf", True), ("symbol", False)]
+    assert [(c.name, c.ok) for c in diagnosis.checks] == [("exists", True), ("permissions", True), ("elf", True),
+                                                                ("symbol", False)]
     assert not diagnosis.ok and diagnosis.info is None
 
 
@@ -175,6 +176,7 @@ def test_wrong_triton_version(tmp_path):
 def test_check_order_is_cheap_first():
     assert CHECKS == (
         "exists",
+        "permissions",
         "elf",
         "symbol",
         "triton_support",

@@ -242,7 +242,10 @@ def test_a_slow_check_is_paid_once_per_file(tmp_path):
     assert outs == [{"cached": [], "ok": [True]}, {"cached": [str(slow)], "ok": [True]}]
     assert timings[0] > 3.0 > timings[1]  # the probe loaded it (3 s constructor) once
     st = os.stat(slow)
-    os.utime(slow, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a rebuilt library is checked again
+    os.utime(slow, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # touched, same bytes: same verdict
+    assert last_json(run_child(tmp_path, code, **env))["cached"] == [str(slow)]
+    with open(slow, "ab") as f:  # other bytes (a rebuilt library): checked again
+        f.write(b"\0")
     assert last_json(run_child(tmp_path, code, **env))["cached"] == []
 
 

@@ -6,11 +6,13 @@ Test helpers live in ``kernels.py`` (on the path through ``pythonpath`` in pypro
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
 import pytest
 
-# A fresh cache for the session, set before Triton reads it: every kernel really compiles here.
+# A fresh cache for the session, set before Triton reads it: every kernel really compiles here
+# (removed when the session ends, by pytest_unconfigure below: caches would pile up in the temp folder).
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="{{ cookiecutter.module_name }}-triton-cache-")
 {%- if cookiecutter.variant == "native" %}
 
@@ -44,3 +46,8 @@ def _no_plugin_left_enabled():
     """A test that enables plugins must not leak them into the next one."""
     yield
     tritonx.disable_plugins("all")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove this session's Triton cache (made above)."""
+    shutil.rmtree(os.environ["TRITON_CACHE_DIR"], ignore_errors=True)

@@ -35,6 +35,25 @@ def _enable() -> None:
         ensure_active()
 
 
+def _warn_if_shadowed() -> None:
+    """Meta's ``triton-utlx`` installs a top-level ``utlx`` too: say so (this import got ours; see docs/utlx.md).
+
+    Only the distributions known to ship ``utlx`` are looked up (a named lookup: microseconds); ``tritonx
+    doctor`` scans every installed distribution, and reports the other order too (theirs imported).
+    """
+    import warnings
+
+    from tritonx.plugins.shadowing import shadowing
+
+    found = shadowing("utlx", "utlx", candidates=_KNOWN_UTLX_OWNERS, running=True)
+    if found is not None:
+        warnings.warn(f"utlx: {found.message()}; docs/utlx.md says how to choose", UserWarning, stacklevel=3)
+
+
+#: Other distributions known to ship a top-level ``utlx`` package.
+_KNOWN_UTLX_OWNERS = ("triton-utlx",)
+
+_warn_if_shadowed()
 _enable()
 
 from utlx.attention import attention as attention  # noqa: E402  (flash attention forward, a TLX kernel)

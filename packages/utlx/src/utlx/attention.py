@@ -6,7 +6,7 @@ launches it:
 
 * **configurations** (:data:`CONFIGS`): a few per (head dim, causal). The first call for a problem class
   (device, dtype, head dim, causal, N_CTX and Z*H rounded up to powers of two) checks every candidate
-  against torch's SDPA and times the survivors (``utlx.matmul``'s :func:`~utlx.matmul.select_best`); the
+  against torch's SDPA and times the survivors (``utlx.tuning``'s :func:`~utlx.tuning.select_best`); the
   winner is kept in memory and on disk (``~/.cache/utlx/attention-tuning.json``; ``UTLX_ATTENTION_CACHE``
   names another file, ``0`` turns it off). ``UTLX_ATTENTION_CONFIG=<id>`` skips tuning and runs that
   configuration; :func:`tune` re-tunes on demand.
@@ -422,15 +422,17 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
          budget_s: float | None = None, use_disk_cache: bool = True) -> Any:
     """Choose (and remember) the configuration :func:`attention` runs for inputs like these.
 
-    Returns the tuning report (``utlx.matmul.TuneReport``: winner, per-candidate status and times).
+    Returns the tuning report (``utlx.tuning.TuneReport``: winner, per-candidate status and times).
     Every candidate is first checked against torch's SDPA on these inputs; only correct ones are timed.
     """
     import torch
     from triton.testing import do_bench
 
-    from utlx.matmul import CandidateResult, TuneReport, TuningCache, select_best
     from utlx.plugin import ensure_active
+    from utlx.tuning import CandidateResult, TuneReport, check_budget, select_best
+    from utlx.tuning_cache import TuningCache
 
+    check_budget(budget_s)
     ensure_active()
     check_inputs(q, k, v, causal, sm_scale)
     q, k, v = (t if t.is_contiguous() else t.contiguous() for t in (q, k, v))
@@ -489,7 +491,7 @@ def tune(q: Any, k: Any, v: Any, causal: bool = False, sm_scale: float | None = 
                                f"causal={causal} on {name}:\n" + "\n".join(lines))
         _PLANS[key] = runner(report.winner)
         _CHOSEN[key] = report
-        cache.put(ckey, report.winner.id, ms=report.winner_ms, shape=list(q.shape),
+        cache.put(ckey, report.winner.id, partial=report.partial, ms=report.winner_ms, shape=list(q.shape),
                   time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         return report
 

@@ -8,15 +8,14 @@ every version and a new Triton release is supported by editing one file.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
-import triton
 import tritonx
 from triton.language import core as tl
+from tritonx import dsl
 
 #: Triton versions utlx is tested against (compile-only on the CPU, all four).
 SUPPORTED = ((3, 6), (3, 7), (3, 8), (3, 9))
@@ -505,6 +504,15 @@ def launch_options_hook() -> tuple[type, str]:
     return JITFunction, "_pack_args"
 
 
+def cuda_options_hook() -> tuple[type, str]:
+    """Where the CUDA backend turns option dicts into its frozen ``CUDAOptions`` (3.6-3.9: it keeps only the
+    dataclass's fields, so the fork's ``ctas_per_cga`` is added back there: :mod:`utlx.fork_surface`). Called
+    once per compile and on the JIT's compile path, never per launch."""
+    from triton.backends.nvidia.compiler import CUDABackend
+
+    return CUDABackend, "parse_options"
+
+
 def load_cache_modifier_hook() -> tuple[type, str] | None:
     """Where ``tl.load``'s ``cache_modifier`` string is parsed, on Triton versions whose loads lack ``".cs"``
     (3.6 and 3.7: only stores take it; 3.8 added it to loads, where AMD kernels use it); None from 3.8 on."""
@@ -566,54 +574,20 @@ def backend_is_hip(backend: Any) -> bool:
 # numpy and the interpreter are imported on demand: compiling kernels needs neither.
 
 
-def interpreting() -> bool:
-    """Does Triton run kernels on its CPU interpreter (``TRITON_INTERPRET``, by Triton's own rule)?"""
-    return bool(triton.knobs.runtime.interpret)
-
-
-def interpreter() -> ModuleType:
-    """``triton.runtime.interpreter`` (imported on demand: it is not needed to compile kernels)."""
-    return importlib.import_module("triton.runtime.interpreter")
-
-
-def is_interpreter_semantic(semantic: Any) -> bool:
-    """Is ``semantic`` the numpy-backed one the interpreter passes to builtins? By its builder's class name, not
-    identity with :func:`interpreter_semantic`: Triton 3.6 builds a fresh ``TritonSemantic`` per patched builtin."""
-    builder = getattr(semantic, "builder", None)
-    return builder is not None and type(builder).__name__ == "InterpreterBuilder"
-
-
-def interpreter_semantic() -> Any:
-    """The numpy-backed semantic object the interpreter passes as ``_semantic`` to builtins."""
-    return interpreter().interpreter_semantic
+# The interpreter helpers every language on ``tritonx.dsl`` needs are tritonx's (one copy for both packages).
+interpreting = dsl.interpreting
+interpreter = dsl.interpreter_module
+is_interpreter_semantic = dsl.is_interpreter_semantic
+interpreter_semantic = dsl.interpreter_semantic
+np_dtype = dsl.interpreter_np_dtype
+#: Wrap numpy ``data`` (in ``np_dtype(dtype)`` storage) as an interpreter ``tl.tensor`` (scalars: one-element arrays).
+make_tensor = dsl.interpreter_tensor
+#: The program id being interpreted.
+grid_idx = dsl.interpreter_program_id
 
 
 def interpreter_builder() -> Any:
     return interpreter().interpreter_builder
-
-
-def grid_idx() -> tuple[int, int, int]:
-    """The program id being interpreted (``InterpreterBuilder.grid_idx``)."""
-    return tuple(interpreter_builder().grid_idx)
-
-
-def np_dtype(dtype: Any) -> Any:
-    """numpy storage dtype the interpreter uses for ``dtype`` (bf16 is stored as uint16, fp8 as uint8)."""
-    return interpreter()._get_np_dtype(dtype)
-
-
-def make_tensor(data: Any, dtype: Any) -> Any:
-    """Wrap numpy ``data`` (already in ``np_dtype(dtype)``) as an interpreter ``tl.tensor``.
-
-    Scalars follow the interpreter's convention: a one-element array typed with the scalar dtype.
-    """
-    import numpy as np
-
-    handle_cls = interpreter().TensorHandle
-    if np.ndim(data) == 0:  # (np.ascontiguousarray would silently make it 1-D)
-        return tl.tensor(handle_cls(np.asarray(data).reshape(1), dtype), dtype)
-    data = np.ascontiguousarray(data)
-    return tl.tensor(handle_cls(data, dtype), tl.block_type(dtype, list(data.shape)))
 
 
 def scalar(value: int, dtype: Any = None) -> Any:

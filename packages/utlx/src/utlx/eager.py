@@ -15,7 +15,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 
 def register(name: str, fn: Callable[..., Any]) -> None:
-    """Record the eager function ``name`` (``"matmul"``, ``"matmul.fallback_candidates"``)."""
+    """Record the eager function ``name`` (``"matmul"``)."""
     _FUNCTIONS[name] = fn
 
 

@@ -24,11 +24,17 @@ checks :func:`utlx.switch.enabled` when it is used, so stock Triton's behaviour 
 utlx is switched off. Where the classes and methods live per Triton version is in :mod:`utlx.compat`.
 
 ``ctas_per_cga=(x, y, z)`` asks for thread-block clusters in TLX's convention: the grid counts CTAs and each
-CTA is its own program. Stock Triton's launcher can only form clusters through ``num_ctas``, which compiles
-the kernel for CTA-split layouts and turns ``tl.program_id`` into the cluster id, so clusters of more than
-one CTA cannot be expressed faithfully: such a config is dropped by the autotuner (with a warning) and a
-launch asking for one raises :class:`UtlxClusterLaunchError`. Clusters of one CTA (``(1, 1, 1)``) are
-exactly a plain launch and are accepted everywhere.
+CTA is its own program (``tl.program_id`` is the CTA's id, its tensors its own). Stock Triton's ``num_ctas`` is
+another model (it splits one program's tensors across the cluster's CTAs and forms clusters only along x), so
+utlx does not use it: the cluster shape rides on the compile options instead (``options.ctas_per_cga``, in
+the options' hash, so each shape is its own compiled kernel on disk and in memory, and in the kernel's
+metadata as in Meta's build) and :mod:`utlx.compiler.nvidia.cluster_launch` writes it into the PTX entry as
+``.explicitcluster`` + ``.reqnctapercluster x, y, z``. A kernel with a compile-time cluster shape is launched
+in clusters of that shape by the CUDA driver itself, in x, y and z, through stock Triton's unchanged launcher
+(as ``__cluster_dims__`` does in CUDA C++). Clusters need sm_90 or newer; AMD targets refuse clusters of more
+than one CTA (:class:`UtlxClusterLaunchError`). Under the interpreter (``TRITON_INTERPRET=1``) the autotuner
+still skips configs with clusters of more than one CTA (with a warning): the interpreter runs one program at a
+time and has no cluster model. Clusters of one CTA (``(1, 1, 1)``) are exactly a plain launch everywhere.
 """
 
 from __future__ import annotations
@@ -67,13 +73,18 @@ def cluster_size(dims: tuple[int, int, int]) -> int:
     return dims[0] * dims[1] * dims[2]
 
 
-def _cluster_error(dims: tuple[int, int, int], where: str) -> UtlxClusterLaunchError:
-    return UtlxClusterLaunchError(
-        f"{where}: ctas_per_cga={dims} asks for thread-block clusters of {cluster_size(dims)} CTAs, which utlx "
-        f"cannot launch on stock Triton: its launcher forms clusters only through num_ctas, which changes "
-        f"tl.program_id to the cluster id and splits tensors across the cluster's CTAs (TLX keeps one program "
-        f"per CTA). Use ctas_per_cga=(1, 1, 1) (the autotuner drops configs with larger clusters)"
-    )
+def _cluster_error(dims: tuple[int, int, int], where: str, why: str) -> UtlxClusterLaunchError:
+    size = cluster_size(dims)
+    return UtlxClusterLaunchError(f"{where}: ctas_per_cga={dims} asks for thread-block clusters of {size} CTAs, {why}")
+
+
+#: Why the interpreter cannot run a cluster config (it runs one program at a time, with no cluster model).
+INTERPRETER_NO_CLUSTERS = ("which the interpreter (TRITON_INTERPRET=1) does not model: it runs one program at a "
+                           "time. Use ctas_per_cga=(1, 1, 1) (the autotuner skips configs with larger clusters)")
+
+
+def _interpreting() -> bool:
+    return _compat.interpreting()
 
 
 _Make = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -146,21 +157,56 @@ def _autotuner_init(original: Callable[..., Any]) -> Callable[..., Any]:
 def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
     def prune_configs(self: Any, kwargs: dict[str, Any]) -> list[Any]:
         configs = original(self, kwargs)
-        if not enabled():
-            return configs
+        if not enabled() or not _interpreting():
+            return configs  # compiled kernels launch their clusters (see the module docstring)
         kept = [c for c in configs if cluster_size(getattr(c, CTAS_PER_CGA, None) or (1, 1, 1)) == 1]
         if len(kept) == len(configs):
             return configs
         if not kept:
-            raise _cluster_error(configs[0].ctas_per_cga, f"autotuning {getattr(self, 'fn', self)!r}")
+            raise _cluster_error(configs[0].ctas_per_cga, f"autotuning {getattr(self, 'fn', self)!r}",
+                                 INTERPRETER_NO_CLUSTERS)
         if not getattr(self, "_utlx_cluster_warned", False):
             self._utlx_cluster_warned = True
             warnings.warn(f"utlx: autotuning skips {len(configs) - len(kept)} of {len(configs)} configs that ask "
-                          f"for ctas_per_cga clusters of more than one CTA (not launchable on stock Triton)",
-                          stacklevel=2)
+                          f"for ctas_per_cga clusters of more than one CTA (the interpreter runs one program at a "
+                          f"time)", stacklevel=2)
         return kept
 
     return prune_configs
+
+
+def _utlx_compile_error(exc: BaseException) -> BaseException | None:
+    """The utlx compile or cluster-launch error behind ``exc`` (a CompilationError or a pipeline's
+    PassFailedError wraps it), if any."""
+    from utlx.compiler.common.errors import UtlxCompileError
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, UtlxCompileError | UtlxClusterLaunchError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@_wrapping
+def _bench(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _bench(self: Any, *args: Any, **kwargs: Any) -> list[float]:
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:
+            found = _utlx_compile_error(exc) if enabled() else None
+            if found is None:
+                raise
+            # what Triton does for a config that runs out of resources: it cannot be chosen. If no config is
+            # left, the autotuner then runs one and the same error reaches the user.
+            warnings.warn(f"utlx: autotuning skips config {kwargs.get('config')} of "
+                          f"{getattr(getattr(self, 'fn', None), '__name__', self)!r}, which utlx cannot compile: "
+                          f"{type(found).__name__}: {str(found).splitlines()[0][:300]}", stacklevel=2)
+            return [float("inf"), float("inf"), float("inf")]
+
+    return _bench
 
 
 # --------------------------------------------------------------------------------- launch keywords
@@ -183,14 +229,56 @@ def _pack_args(original: Callable[..., Any]) -> Callable[..., Any]:
         if enabled() and _compat.backend_is_hip(backend):
             _fork_hip_options(kwargs, f"launching {getattr(self, '__name__', self)}")
         if CTAS_PER_CGA in kwargs and enabled():
-            dims = kwargs.pop(CTAS_PER_CGA)
-            if dims is not None:
-                dims = cluster_shape(dims, f"launching {getattr(self, '__name__', self)}")
-                if cluster_size(dims) > 1:
-                    raise _cluster_error(dims, f"launching {getattr(self, '__name__', self)}")
+            where = f"launching {getattr(self, '__name__', self)}"
+            dims = kwargs[CTAS_PER_CGA]
+            dims = None if dims is None else cluster_shape(dims, where)
+            if dims is None or cluster_size(dims) == 1:
+                del kwargs[CTAS_PER_CGA]  # a plain launch
+            else:
+                kwargs[CTAS_PER_CGA] = dims  # the backend's parse_options keeps it (see _parse_options)
+                _check_cluster_target(backend, dims, where)
         return original(self, backend, kwargs, *rest)
 
     return pack_args
+
+
+def _check_cluster_target(backend: Any, dims: tuple[int, int, int], where: str) -> None:
+    """Clusters of more than one CTA exist on NVIDIA sm_90+ only; anything else is refused, naming why."""
+    target = getattr(backend, "target", None)
+    if _compat.backend_is_hip(backend):
+        raise _cluster_error(dims, where, "which utlx launches on NVIDIA GPUs only (stock Triton's AMD backend "
+                             "forms no clusters on this target)")
+    arch = getattr(target, "arch", 90)
+    if isinstance(arch, int) and arch < 90:
+        raise _cluster_error(dims, where, f"which need sm_90 or newer (target sm_{arch})")
+
+
+@_wrapping
+def _parse_options(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``CUDABackend.parse_options``: keep ``ctas_per_cga`` on the options (stock drops unknown keys).
+
+    The options are a frozen dataclass; the cluster shape is set as an extra instance attribute, so it is in
+    ``options.__dict__``: in ``options.hash()`` (each shape compiles to its own kernel), in the metadata
+    (``compiled.metadata.ctas_per_cga``, as in Meta's build) and in what every stage receives.
+    """
+
+    def parse_options(self: Any, opts: dict[str, Any]) -> Any:
+        dims = None
+        if CTAS_PER_CGA in opts and enabled():
+            opts = dict(opts)
+            value = opts.pop(CTAS_PER_CGA)
+            dims = None if value is None else cluster_shape(value, "ctas_per_cga")
+        options = original(self, opts)
+        if dims is not None and cluster_size(dims) > 1:
+            _check_cluster_target(self, dims, "compiling with ctas_per_cga")
+            try:
+                object.__setattr__(options, CTAS_PER_CGA, dims)
+            except (AttributeError, TypeError) as exc:  # options without an instance dict (a slotted dataclass)
+                raise _cluster_error(dims, "compiling with ctas_per_cga", f"which this Triton's "
+                                     f"{type(options).__name__} cannot carry ({exc})") from exc
+        return options
+
+    return parse_options
 
 
 # --------------------------------------------------------------------------------------- GPUTarget
@@ -336,13 +424,20 @@ SEAMS: tuple[Seam, ...] = (
     Seam("utlx.config-str", where=_place(_config, "__str__"), make=_config_str,
          reason="a config's text shows its ctas_per_cga"),
     Seam("utlx.autotuner-prune-configs", where=_place(_tuner, "prune_configs"), make=_prune_configs,
-         reason="the autotuner drops configs asking for clusters stock Triton cannot launch (with a warning)"),
+         reason="under the interpreter (no cluster model) the autotuner drops configs asking for clusters of more "
+                "than one CTA (with a warning)"),
+    Seam("utlx.autotuner-bench", where=_place(_tuner, "_bench"), make=_bench,
+         reason="a config utlx cannot compile (a TLX form it refuses, naming why) is skipped by the autotuner with "
+                "a warning, as Triton skips configs that run out of resources"),
     Seam("utlx.autotuner-init", where=_place(_tuner, "__init__"), make=_autotuner_init, versions=((3, 9), (3, 9)),
          reason="autotune key names that are not kernel arguments are ignored, as the fork and Triton 3.6-3.8 do "
                 "(3.9 rejects them)"),
     Seam("utlx.launch-options", where=_compat.launch_options_hook, make=_pack_args,
-         reason="a launch's ctas_per_cga and the fork-only HIPOptions keywords are checked and taken out (compile "
-                "path only)"),
+         reason="a launch's ctas_per_cga is checked (kept for the CUDA options when it asks for clusters) and the "
+                "fork-only HIPOptions keywords are checked and taken out (compile path only)"),
+    Seam("utlx.cuda-options-ctas-per-cga", where=_compat.cuda_options_hook, make=_parse_options,
+         reason="the CUDA options carry ctas_per_cga (in their hash and the kernel metadata), which the PTX entry "
+                "turns into .reqnctapercluster: TLX's clusters of one program per CTA"),
     Seam("utlx.codegen-annassign", where=_place(_codegen, "visit_AnnAssign"), make=_ann_assign,
          reason="a variable annotated with a Python type (ps: tuple = ()) is accepted and the annotation ignored, "
                 "as the fork does"),

@@ -13,29 +13,24 @@ run showed what a naive tuner gets wrong: 5 ms of timing per candidate picked a 
   utlx version, dtype, alignment, shape class) so a later process does not tune again;
 * the hot path (cache hit) does only what the launch needs: the per-shape launcher is built once.
 
-The selection (:func:`select_best`) and the disk cache (:class:`TuningCache`) take plain callables
-and paths, so their logic is tested on the CPU with mock timings.
+The selection (:func:`~utlx.tuning.select_best`, in :mod:`utlx.tuning`, which ``utlx.attention`` tunes with too)
+and the disk cache (:class:`~utlx.tuning_cache.TuningCache`) take plain callables and paths, so their logic is
+tested on the CPU with mock timings; both are re-exported here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
-import os
-import stat
-import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from utlx import compat, eager, gemm_launch
-from utlx.__about__ import __version__
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
 from utlx.kernels import amd_pipelined, hopper_pipelined
 from utlx.kernels import hopper_tma_persistent as tma
@@ -46,6 +41,8 @@ from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import hopper_ws_pingpong as pingpong
 from utlx.launch import _pipelines_key_fn
 from utlx.settings import OFF, settings
+from utlx.tuning import CandidateResult, TuneReport, check_budget, select_best
+from utlx.tuning_cache import TuningCache, TuningCacheWarning, shape_class  # noqa: F401  (public here too)
 
 Launcher = Callable[[Any, Any, Any], None]
 
@@ -90,6 +87,10 @@ def is_skinny(M: int, N: int, K: int) -> bool:
 # --------------------------------------------------------------------------------------------------
 # Candidates
 
+#: The kernel module of each family that estimates its shared memory before compiling (``smem_bytes``).
+_SMEM_ESTIMATES = {"tma_persistent": tma, "ws_persistent": ws, "ws_pingpong": pingpong, "ws_cluster": ws_cluster,
+                   "tma_splitk": splitk, "tma_streamk": streamk}
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -131,18 +132,9 @@ class Candidate:
     def smem_bytes(self, elem_bytes: int = 2) -> int | None:
         """Shared memory per block when it is known before compiling (None: not estimated)."""
         c = self.config
-        if self.family == "tma_persistent":
-            return tma.smem_bytes(c, elem_bytes)
-        if self.family == "ws_persistent":
-            return ws.smem_bytes(c, elem_bytes)
-        if self.family == "ws_pingpong":
-            return pingpong.smem_bytes(c, elem_bytes)
-        if self.family == "ws_cluster":
-            return ws_cluster.smem_bytes(c, elem_bytes)
-        if self.family == "tma_splitk":
-            return splitk.smem_bytes(c, elem_bytes)
-        if self.family == "tma_streamk":
-            return streamk.smem_bytes(c, elem_bytes)
+        kernels = _SMEM_ESTIMATES.get(self.family)
+        if kernels is not None:
+            return kernels.smem_bytes(c, elem_bytes)
         if self.family == "hopper_pipelined":
             return c["NUM_STAGES"] * (c["BLOCK_SIZE_M"] + c["BLOCK_SIZE_N"]) * c["BLOCK_SIZE_K"] * elem_bytes
         return None
@@ -243,139 +235,7 @@ def for_problem(cands: Sequence[Candidate], M: int, N: int, num_sms: int, K: int
 
 
 # --------------------------------------------------------------------------------------------------
-# Selection (pure logic: the checks and timers are callables)
-
-
-@dataclass
-class CandidateResult:
-    """What tuning learnt about one candidate."""
-
-    id: str
-    status: str = "pending"  # ok | compile-error | wrong-result | timing-error | skipped
-    detail: str = ""
-    screen_ms: float | None = None
-    final_ms: list[float] = field(default_factory=list)
-
-    @property
-    def ms(self) -> float | None:
-        """Best estimate: the median of the final rounds, else the screening time."""
-        if self.final_ms:
-            return statistics.median(self.final_ms)
-        return self.screen_ms
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "detail": self.detail, "screen_ms": self.screen_ms,
-                "final_ms": self.final_ms, "ms": self.ms}
-
-
-@dataclass
-class TuneReport:
-    """The outcome of choosing a kernel for one problem."""
-
-    winner: Candidate | None
-    results: list[CandidateResult]
-    source: str  # "tuned" | "disk-cache"
-    elapsed_s: float = 0.0
-
-    @property
-    def winner_ms(self) -> float | None:
-        if self.winner is None:
-            return None
-        return next((r.ms for r in self.results if r.id == self.winner.id), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"winner": self.winner.id if self.winner else None, "winner_ms": self.winner_ms,
-                "source": self.source, "elapsed_s": round(self.elapsed_s, 3),
-                "candidates": [r.to_dict() for r in self.results]}
-
-
-def select_best(cands: Sequence[Candidate], check: Callable[[Candidate], str | None],
-                timer: Callable[[Candidate, float], float], *, screen_rep_ms: float = 25.0,
-                final_rep_ms: float = 60.0, top_k: int = 4, within: float = 0.03, rounds: int = 3,
-                warmup_ms: float = 100.0, budget_s: float | None = None,
-                clock: Callable[[], float] = time.monotonic) -> TuneReport:
-    """Choose the fastest correct candidate.
-
-    1. ``check(cand)`` for every candidate first (compiles it; returns an error text for a wrong result,
-       raises for a compile/launch failure): nothing is timed while compiles are still happening.
-    2. ``timer(cand, rep_ms)`` once per survivor (screening), after one discarded ``timer(first, warmup_ms)``
-       (0: none). Why the warm-up: a power-capped GPU (the H200 runs these GEMMs at its 700 W cap) is fast
-       for a while after the idle time of the checks, and the first candidate screened read up to 15% faster
-       than in its final rounds, which took a finalist's place from a candidate that was really faster.
-    3. The ``top_k`` fastest, plus any within ``within`` of the best, are timed ``rounds`` more times in
-       rotating order; the winner has the lowest median of those.
-    Past ``budget_s`` the remaining steps are skipped (at least one candidate is always checked and,
-    when several pass, the winner is the best measured so far).
-    """
-    start = clock()
-    over = (lambda: clock() - start > budget_s) if budget_s is not None else (lambda: False)
-    results = {c.id: CandidateResult(c.id) for c in cands}
-    ok: list[Candidate] = []
-    for cand in cands:
-        res = results[cand.id]
-        if ok and over():
-            res.status, res.detail = "skipped", "tuning budget spent"
-            continue
-        try:
-            err = check(cand)
-        except Exception as exc:  # compile error, launch error, resource limits
-            res.status, res.detail = "compile-error", f"{type(exc).__name__}: {exc}"[:500]
-            continue
-        if err:
-            res.status, res.detail = "wrong-result", err[:500]
-            continue
-        res.status = "ok"
-        ok.append(cand)
-
-    timed: list[Candidate] = []
-    if len(ok) > 1:
-        if warmup_ms > 0:
-            with contextlib.suppress(Exception):  # a failing candidate is reported by its screening below
-                timer(ok[0], warmup_ms)
-        for cand in ok:
-            if timed and over():
-                break
-            try:
-                results[cand.id].screen_ms = float(timer(cand, screen_rep_ms))
-            except Exception as exc:
-                results[cand.id].status, results[cand.id].detail = "timing-error", f"{type(exc).__name__}: {exc}"[:500]
-                continue
-            timed.append(cand)
-        timed.sort(key=lambda c: results[c.id].screen_ms)
-        if timed:
-            best = results[timed[0].id].screen_ms
-            finalists = [c for i, c in enumerate(timed) if i < top_k or results[c.id].screen_ms <= best * (1 + within)]
-            if len(finalists) > 1:
-                for r in range(rounds):
-                    if over():
-                        break
-                    order = finalists[r % len(finalists):] + finalists[:r % len(finalists)]
-                    for cand in order:
-                        try:
-                            results[cand.id].final_ms.append(float(timer(cand, final_rep_ms)))
-                        except Exception as exc:  # keep its earlier numbers; it simply gets fewer samples
-                            results[cand.id].detail = f"final round: {type(exc).__name__}: {exc}"[:500]
-    elif ok:
-        timed = ok
-
-    def score(c: Candidate) -> float:
-        ms = results[c.id].ms
-        return ms if ms is not None and math.isfinite(ms) else math.inf
-
-    # Once finals ran, only finalists compete: a non-finalist has one short screening sample, which must not
-    # beat the finalists' medians of longer runs (on the H200 a 5th-best screen once won that way).
-    pool = [c for c in timed if results[c.id].final_ms] or timed
-    winner = min(pool, key=score) if pool else (ok[0] if ok else None)
-    return TuneReport(winner, [results[c.id] for c in cands], "tuned", clock() - start)
-
-
-# --------------------------------------------------------------------------------------------------
 # Disk cache
-
-
-def shape_class(M: int, N: int, K: int) -> str:
-    """Each dimension rounded up to a power of two: nearby shapes share a tuning."""
-    return "x".join(str(1 << max(0, int(x) - 1).bit_length()) for x in (M, N, K))
 
 
 def default_cache_path() -> Path | None:
@@ -385,73 +245,6 @@ def default_cache_path() -> Path | None:
     if chosen is not None:
         return None if chosen == OFF else Path(chosen).expanduser()
     return Path(settings.cache_dir) / "matmul-tuning.json"
-
-
-class TuningCache:
-    """Winners per (device name, Triton version, utlx version, dtype, alignment, shape class), as JSON.
-
-    Unreadable, corrupt or untrusted files are treated as empty and write errors are ignored: a cache
-    must never make ``matmul`` fail (nor choose its kernels for it: in a shared directory, a file owned
-    by another user or writable by others is ignored, and a symbolic link is never followed). Writes
-    merge with what is on disk and replace the file atomically, through a private temp file with an
-    unpredictable name.
-    """
-
-    MAX_BYTES = 1 << 22
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-
-    @staticmethod
-    def key(device_name: str, dtype: str, aligned: bool, M: int, N: int, K: int) -> str:
-        return (f"{device_name}|triton {compat.TRITON_VERSION_STR}|utlx {__version__}|{dtype}|"
-                f"{'aligned' if aligned else 'unaligned'}|{shape_class(M, N, K)}")
-
-    def _read(self) -> dict[str, Any]:
-        if self.path is None:
-            return {}
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return {}
-        try:
-            st = os.fstat(fd)
-            ours = not hasattr(os, "getuid") or st.st_uid == os.getuid()
-            if not ours or not stat.S_ISREG(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                return {}
-            with os.fdopen(fd, encoding="utf-8") as f:
-                fd = -1
-                data = json.loads(f.read(self.MAX_BYTES))
-        except (OSError, ValueError, RecursionError):
-            return {}
-        finally:
-            if fd >= 0:
-                os.close(fd)
-        return data if isinstance(data, dict) else {}
-
-    def get(self, key: str) -> str | None:
-        entry = self._read().get(key)
-        if isinstance(entry, dict) and isinstance(entry.get("candidate"), str):
-            return entry["candidate"]
-        return None
-
-    def put(self, key: str, candidate_id: str, **info: Any) -> None:
-        if self.path is None:
-            return
-        data = self._read()
-        data[key] = {"candidate": candidate_id, **info}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(json.dumps(data, indent=1, sort_keys=True))
-                os.replace(tmp, self.path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError:
-            pass
 
 
 # --------------------------------------------------------------------------------------------------
@@ -559,6 +352,7 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
     """
     if effort not in EFFORT:
         raise ValueError(f"utlx.matmul.tune: effort must be one of {sorted(EFFORT)}, got {effort!r}")
+    check_budget(budget_s)
     import torch
     from triton.testing import do_bench
 
@@ -622,13 +416,13 @@ def tune(a: Any, b: Any, c: Any | None = None, *, force: bool = False, budget_s:
             if fb:
                 more = select_best(fb, check, timer, budget_s=budget_s, **EFFORT[effort])
                 report = TuneReport(more.winner, report.results + more.results, "tuned",
-                                    report.elapsed_s + more.elapsed_s)
+                                    report.elapsed_s + more.elapsed_s, partial=report.partial or more.partial)
         if report.winner is None:
             lines = [f"  {r.id}: {r.status}: {r.detail}" for r in report.results]
             raise RuntimeError(f"utlx.matmul: no kernel ran correctly for {M}x{N}x{K} {a.dtype} on {info.name}:\n"
                                + "\n".join(lines))
         _REPORTS[key] = report
-        cache.put(disk_key, report.winner.id, ms=report.winner_ms, shape=[M, N, K],
+        cache.put(disk_key, report.winner.id, partial=report.partial, ms=report.winner_ms, shape=[M, N, K],
                   time=time.strftime("%Y-%m-%dT%H:%M:%S"))
         del ref
         return report
@@ -685,7 +479,6 @@ def _capturing() -> bool:
 
 def _device_guard(device: Any) -> Any:
     """Make ``device`` current while a plan is made (compiles and handles belong to one device)."""
-    import contextlib
 
     import torch
 
@@ -710,8 +503,14 @@ def _validate(a: Any, b: Any) -> None:
         raise ValueError(f"utlx.matmul: inner dimensions differ: {tuple(a.shape)} @ {tuple(b.shape)}")
     if a.dtype != b.dtype or a.dtype not in (torch.float16, torch.bfloat16):
         raise TypeError(f"utlx.matmul: expected two fp16 or two bf16 tensors, got {a.dtype} and {b.dtype}")
-    if not a.is_cuda or a.device != b.device:
-        raise ValueError(f"utlx.matmul: both tensors must be on the same GPU, got {a.device} and {b.device}")
+    if a.device != b.device or not (a.is_cuda or _interpreted(a)):
+        raise ValueError(f"utlx.matmul: both tensors must be on the same GPU, got {a.device} and {b.device} "
+                         "(CPU tensors only under TRITON_INTERPRET=1)")
+
+
+def _interpreted(t: Any) -> bool:
+    """A CPU tensor under ``TRITON_INTERPRET=1``: :class:`_InterpretedPlan` multiplies it."""
+    return t.device.type == "cpu" and compat.interpreting()
 
 
 def needs_copy(t: Any, contiguous_row_stride: int, kind: str) -> bool:
@@ -759,12 +558,40 @@ class _CopyPlan:
         return self.inner.matmul(a, b, pa, pb)
 
 
+class _InterpretedPlan:
+    """CPU tensors under ``TRITON_INTERPRET=1``: utlx's portable (register-staged) GEMM in Triton's interpreter.
+
+    Slow (the interpreter runs numpy per program): for tests and debugging. Nothing to tune on a CPU, so the
+    smallest tile of the portable kernel, bound once to this exact problem like any other plan. The same
+    plan serves ``utlx.matmul`` and the custom op ``torch.ops.utlx.matmul`` (whose implementation calls it).
+    """
+
+    def __init__(self, a: Any, b: Any) -> None:
+        self.copy_a, self.copy_b = a.stride(1) != 1, b.stride(1) != 1
+        a = a.contiguous() if self.copy_a else a
+        b = b.contiguous() if self.copy_b else b
+        self.shape = (a.shape[0], b.shape[1])
+        smallest = min(fallback_candidates("nvidia"), key=lambda cand: cand.config["BLOCK_SIZE_M"])
+        self.launch = smallest.bind(Problem.of(a, b, num_sms=1))  # no device to ask for its SM count
+
+    def matmul(self, a: Any, b: Any, pa: int, pb: int) -> Any:
+        import torch
+
+        a = a.contiguous() if self.copy_a else a
+        b = b.contiguous() if self.copy_b else b
+        c = torch.empty(self.shape, dtype=a.dtype)
+        self.launch(a, b, c)
+        return c
+
+
 def _make_plan(a: Any, b: Any) -> Any:
     """Validate, tune (or find the tuning), bind the winner to this exact problem."""
     M, K = a.shape
     N = b.shape[1]
     if M == 0 or N == 0 or K == 0:
         return _FixedPlan(M, N, a.dtype, a.device, zero=K == 0 and M > 0 and N > 0)
+    if _interpreted(a):
+        return _InterpretedPlan(a, b)
     info = _device_info(a.device)
     copy_a, copy_b = needs_copy(a, K, info.kind), needs_copy(b, N, info.kind)
     a2 = a.contiguous() if copy_a else a
@@ -812,6 +639,8 @@ def _matmul_miss(a: Any, b: Any) -> Any:
 def matmul(a: Any, b: Any) -> Any:
     """``a @ b`` for 2-D fp16/bf16 CUDA tensors with fp32 accumulation; returns a new row-major tensor.
 
+    CPU tensors are taken under ``TRITON_INTERPRET=1`` (the portable GEMM in Triton's interpreter; slow).
+
     Row- and column-major operands (e.g. ``x @ w.T``) are used as they are. A call whose exact problem
     (shapes, strides, dtypes, devices, pointer alignment, active pipelines) was seen before costs one
     dictionary lookup, the output allocation and one kernel launch; no host sync. Under ``torch.compile``
@@ -838,4 +667,3 @@ def report_for(a: Any, b: Any) -> TuneReport | None:
 
 # utlx.torch_ops' custom op calls these (it looks them up instead of importing this module, which imports it)
 eager.register("matmul", matmul)
-eager.register("matmul.fallback_candidates", fallback_candidates)

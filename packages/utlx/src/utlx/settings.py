@@ -58,14 +58,16 @@ class UtlxSettings(Settings):
             "was no faster in a plain loop of GEMMs (geomean -0.7% fp16, -1.2% bf16; `docs/benchmarks.md`). "
             "Read when a problem is first planned: earlier plans keep their launch mode")
     matmul_tune_budget_s = FloatField(
-        "UTLX_MATMUL_TUNE_BUDGET_S", 120.0,
-        doc="seconds `utlx.matmul` may spend tuning one shape class (when `tune()` is given no budget)")
+        "UTLX_MATMUL_TUNE_BUDGET_S", 120.0, minimum=0.0,
+        doc="seconds `utlx.matmul` may spend tuning one shape class (when `tune()` is given no budget); a tuning "
+            "cut short by it is remembered as partial and tuned again by a later process")
     matmul_cache = ParsedField(
         "UTLX_MATMUL_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/matmul-tuning.json`",
         doc="the file where `utlx.matmul` remembers its tuning winners; `0`/`off`/empty switches the cache off")
     attention_tune_budget_s = FloatField(
-        "UTLX_ATTENTION_TUNE_BUDGET_S", 60.0,
-        doc="seconds `utlx.attention` may spend tuning one problem class (when given no budget)")
+        "UTLX_ATTENTION_TUNE_BUDGET_S", 60.0, minimum=0.0,
+        doc="seconds `utlx.attention` may spend tuning one problem class (when given no budget); a tuning cut "
+            "short by it is remembered as partial and tuned again by a later process")
     attention_cache = ParsedField(
         "UTLX_ATTENTION_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/attention-tuning.json`",
         doc="the file where `utlx.attention` remembers its tuning winners; `0`/`off`/empty switches the cache off")

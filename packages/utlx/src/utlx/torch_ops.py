@@ -10,9 +10,8 @@ is opaque to the compiler: Dynamo and AOTAutograd see only its schema and its fa
 * A model that calls ``utlx.matmul`` itself needs nothing more: while Dynamo traces it, ``utlx.matmul``
   imports this module and calls the op, so the graph holds ``torch.ops.utlx.matmul``; an eager call
   takes the direct path (no dispatcher overhead).
-* On CPU tensors the real implementation runs utlx's portable GEMM in Triton's interpreter when
-  ``TRITON_INTERPRET=1`` (slow: for tests and debugging); otherwise it needs GPU tensors, as
-  ``utlx.matmul`` does.
+* The real implementation is ``utlx.matmul``: GPU tensors, or CPU tensors under ``TRITON_INTERPRET=1``
+  (utlx's portable GEMM in Triton's interpreter; slow: for tests and debugging).
 
 Adding an op (``utlx.attention``, when it exists) is one :class:`TorchOp` entry in :func:`op_table`:
 its schema, the real and fake implementations and, if it is differentiable, its backward.
@@ -29,8 +28,7 @@ from typing import Any
 
 import torch
 
-from utlx import compat, eager
-from utlx.gemm_launch import Problem
+from utlx import eager
 
 NAMESPACE = "utlx"
 _LOCK = threading.Lock()
@@ -61,10 +59,6 @@ class TorchOp:
 # ------------------------------------------------------------------------------------------ matmul
 
 
-def _interpreting() -> bool:
-    return compat.interpreting()
-
-
 def _check_matmul_inputs(a: torch.Tensor, b: torch.Tensor) -> None:
     """The shape and dtype rules of ``utlx.matmul``, as ``torch._check`` (they hold for symbolic shapes too)."""
     torch._check(a.dim() == 2 and b.dim() == 2,
@@ -82,26 +76,8 @@ def _matmul_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _matmul_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    if a.device.type == "cpu" and _interpreting():
-        return _interpreted_matmul(a, b)
+    """The real implementation is ``utlx.matmul`` itself: one path for GPU tensors and interpreted CPU ones."""
     return eager.get("matmul")(a, b)
-
-
-def _interpreted_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """CPU tensors under ``TRITON_INTERPRET=1``: utlx's portable (register-staged) GEMM in the interpreter."""
-    fallback_candidates = eager.get("matmul.fallback_candidates")
-    _check_matmul_inputs(a, b)
-    a = a if a.stride(1) == 1 else a.contiguous()
-    b = b if b.stride(1) == 1 else b.contiguous()
-    (M, K), N = a.shape, b.shape[1]
-    c = torch.empty((M, N), dtype=a.dtype)
-    if M == 0 or N == 0:
-        return c
-    if K == 0:
-        return c.zero_()
-    smallest = min(fallback_candidates("nvidia"), key=lambda cand: cand.config["BLOCK_SIZE_M"])
-    smallest.bind(Problem.of(a, b, num_sms=1))(a, b, c)  # CPU tensors: no device to ask for its SM count
-    return c
 
 
 def _matmul_setup_context(ctx: Any, inputs: tuple[torch.Tensor, torch.Tensor], output: torch.Tensor) -> None:

@@ -5,12 +5,10 @@ Why a private cache: a stale cached kernel compiled by an older lowering would h
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import pytest
+from private_cache import use_private_triton_cache
 
-os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-compile-cache-"))
+use_private_triton_cache("utlx-compile-cache-")  # removed when the process exits
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,6 +12,7 @@ import json
 
 import pytest
 from _helpers import compile_kernel, ptxas_report, spills
+from utlx.compat import TRITON_VERSION_STR
 from utlx.kernels import hopper_pipelined as hp
 from utlx.kernels import hopper_tma_persistent as tp
 from utlx.kernels import hopper_tma_streamk as sk
@@ -190,7 +191,7 @@ def test_budget_stops_checking_but_keeps_a_winner():
 def test_cache_round_trip_and_key(tmp_path):
     cache = m.TuningCache(tmp_path / "sub" / "t.json")
     key = m.TuningCache.key("NVIDIA H200", "float16", True, 2000, 4096, 1000)
-    assert "NVIDIA H200" in key and f"triton {m.compat.TRITON_VERSION_STR}" in key and "2048x4096x1024" in key
+    assert "NVIDIA H200" in key and f"triton {TRITON_VERSION_STR}" in key and "2048x4096x1024" in key
     assert cache.get(key) is None
     cache.put(key, "tma_persistent/persistent/128x256x64/s3/g8/w8", ms=0.1)
     cache.put(key + "x", "other")

@@ -122,20 +122,11 @@ def _tensor_on_one_warp(out_ptr):
 
 
 @triton.jit
-def _replicated(out_ptr):
+def _replicated(out_ptr, REPLICATE: tl.constexpr = 2):
     with tlx.async_tasks():
         with tlx.async_task("default"):
             pass
-        with tlx.async_task(num_warps=1, replicate=2):
-            pass
-
-
-@triton.jit
-def _replicate_zero(out_ptr):
-    with tlx.async_tasks():
-        with tlx.async_task("default"):
-            pass
-        with tlx.async_task(num_warps=1, replicate=0):
+        with tlx.async_task(num_warps=1, replicate=REPLICATE):
             pass
 
 
@@ -148,15 +139,15 @@ def _no_default(out_ptr):
             pass
 
 
-@pytest.mark.parametrize(("kernel", "words"), [
-    (_captures_tensor, ["utlx.async_task", "tensor computed outside"]),
-    (_tensor_on_one_warp, ["utlx.async_task", "num_warps=1", "computes a tensor"]),
-    (_replicate_zero, ["utlx.async_task", "replicate must be a compile-time int >= 1, got 0"]),
-    (_no_default, ["utlx.async_tasks", "exactly one async_task('default')"]),
+@pytest.mark.parametrize(("kernel", "constexprs", "words"), [
+    (_captures_tensor, {}, ["utlx.async_task", "tensor computed outside"]),
+    (_tensor_on_one_warp, {}, ["utlx.async_task", "num_warps=1", "computes a tensor"]),
+    (_replicated, {"REPLICATE": 0}, ["utlx.async_task", "replicate must be a compile-time int >= 1, got 0"]),
+    (_no_default, {}, ["utlx.async_tasks", "exactly one async_task('default')"]),
 ])
-def test_unsupported_task_code_is_reported(kernel, words):
+def test_unsupported_task_code_is_reported(kernel, constexprs, words):
     with pytest.raises(Exception) as info:  # CompilationError at trace time, a pass error in the lowering
-        compile_kernel(kernel, {"out_ptr": "*i32"}, {}, "cuda:90", 4)
+        compile_kernel(kernel, {"out_ptr": "*i32"}, constexprs, "cuda:90", 4)
     text = str(info.value)
     assert all(w in text for w in words), text
 

@@ -12,12 +12,10 @@ import time
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
 pytestmark = pytest.mark.gpu
 
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines
-    pytest.skip("needs a GPU", allow_module_level=True)
+from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+
 if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
     pytest.skip("utlx.attention needs sm_90 (wgmma, TMA, warp specialization)", allow_module_level=True)
 

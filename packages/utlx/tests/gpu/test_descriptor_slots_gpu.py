@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
 pytestmark = pytest.mark.gpu
-
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines
-    pytest.skip("needs a GPU", allow_module_level=True)
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 import utlx as tlx  # noqa: E402
+from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
 
 HOPPER_PLUS = not getattr(torch.version, "hip", None) and torch.cuda.get_device_capability()[0] >= 9
 

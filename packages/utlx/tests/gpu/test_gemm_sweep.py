@@ -16,12 +16,10 @@ import warnings
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
 pytestmark = pytest.mark.gpu
 
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines
-    pytest.skip("needs a GPU", allow_module_level=True)
+from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+
 if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
     pytest.skip("the sweep's kernels need sm_90 (wgmma, TMA, cp.async)", allow_module_level=True)
 

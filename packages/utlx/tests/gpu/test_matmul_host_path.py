@@ -14,14 +14,10 @@ import importlib
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
 pytestmark = pytest.mark.gpu
 
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines
-    pytest.skip("needs a GPU", allow_module_level=True)
-
 import utlx  # noqa: E402
+from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
 from utlx.gemm_launch import Problem  # noqa: E402
 
 m = importlib.import_module("utlx.matmul")

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
 pytestmark = pytest.mark.gpu
 
-if not torch.cuda.is_available():  # pragma: no cover - CPU machines
-    pytest.skip("needs a GPU", allow_module_level=True)
+from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+
 if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
     pytest.skip("clusters with multicast TMA: this kernel is built for sm_90", allow_module_level=True)
 

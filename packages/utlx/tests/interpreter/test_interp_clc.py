@@ -9,27 +9,14 @@ naming the op and the line.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 import triton
 import triton.language as tl
 import triton.language.extra.tlx as tlx
-from utlx.interpreter import UtlxHazardError, UtlxInterpreterError
-
-RNG = np.random.default_rng()
-
-
-def _cause(info: pytest.ExceptionInfo) -> BaseException:
-    """The utlx error under Triton's ``InterpreterError`` wrapper."""
-    err = info.value
-    while err.__cause__ is not None and not isinstance(err, UtlxInterpreterError):
-        err = err.__cause__
-    return err
-
-
-def _randn(*shape: int) -> torch.Tensor:
-    return torch.from_numpy(RNG.standard_normal(shape).astype(np.float32))
+from utlx.interpreter import UtlxHazardError
+from utlx_interp_host import randn as _randn
+from utlx_interp_host import utlx_error as _cause
 
 
 @triton.jit

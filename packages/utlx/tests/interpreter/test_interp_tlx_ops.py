@@ -15,22 +15,10 @@ import triton
 import triton.language as tl
 import triton.language.extra.tlx as tlx
 from triton.language.extra.tlx.warp_spec import get_bufidx_phase
-from utlx.interpreter import UtlxHazardError, UtlxInterpreterError, UtlxNeedsBlackwellError
-
-RNG = np.random.default_rng()
-
-
-def _cause(info: pytest.ExceptionInfo) -> BaseException:
-    """The utlx error under Triton's ``InterpreterError`` wrapper."""
-    err = info.value
-    while err.__cause__ is not None and not isinstance(err, UtlxInterpreterError):
-        err = err.__cause__
-    return err
-
-
-def _randn(*shape: int) -> torch.Tensor:
-    return torch.from_numpy(RNG.standard_normal(shape).astype(np.float32))
-
+from utlx.interpreter import UtlxHazardError, UtlxNeedsBlackwellError
+from utlx_interp_host import RNG
+from utlx_interp_host import randn as _randn
+from utlx_interp_host import utlx_error as _cause
 
 # ------------------------------------------------------------------------------------- bufs[i] / bars[i]
 

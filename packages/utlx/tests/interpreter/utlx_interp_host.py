@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 import torch
 import triton
 import utlx_interp_kernels as K
 from triton.tools.tensor_descriptor import TensorDescriptor
+from utlx.interpreter import UtlxInterpreterError
 
 # (M, N, K): square; ragged in every dimension; and fewer K tiles than the prologue fills.
 SHAPES = [(64, 64, 128), (70, 40, 100), (33, 17, 20)]
 TMA_SHAPES = [(64, 64, 128), (70, 40, 104)]  # TMA needs 16-byte aligned row strides (N, K multiples of 8)
+
+RNG = np.random.default_rng()
+
+
+def utlx_error(info: pytest.ExceptionInfo) -> BaseException:
+    """The utlx error under Triton's ``InterpreterError`` wrapper."""
+    err = info.value
+    while err.__cause__ is not None and not isinstance(err, UtlxInterpreterError):
+        err = err.__cause__
+    return err
+
+
+def randn(*shape: int) -> torch.Tensor:
+    """Fresh float32 normal samples (a new seed every run: the references hold for any data)."""
+    return torch.from_numpy(RNG.standard_normal(shape).astype(np.float32))
 
 
 def make_inputs(m: int, n: int, k: int, dtype: torch.dtype = torch.float16, seed: int = 0):

@@ -10,6 +10,7 @@ import os
 import triton
 import triton.language as tl
 import utlx as tlx
+from utlx.kernels.tiles import store_tile
 
 if os.environ.get("TRITON_INTERPRET") != "1":
     raise RuntimeError("utlx_interp_kernels must be imported with TRITON_INTERPRET=1 set before triton is imported")
@@ -80,10 +81,7 @@ def hopper_pipelined_gemm(
         b_ptrs += BK * stride_bk
     acc = tlx.async_dot_wait(0, acc)
 
-    out_rows = pid_m * BM + tl.arange(0, BM)
-    out_cols = pid_n * BN + tl.arange(0, BN)
-    c_ptrs = c_ptr + out_rows[:, None] * stride_cm + out_cols[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(tlx.dtype_of(c_ptr)), mask=(out_rows[:, None] < M) & (out_cols[None, :] < N))
+    store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cm, stride_cn, BM, BN)
 
 
 # ------------------------------------------------------------ AMD: register-staged ring (seed article)
@@ -129,10 +127,7 @@ def amd_register_staged_gemm(
         a_ptrs += BK * stride_ak
         b_ptrs += BK * stride_bk
 
-    out_rows = pid_m * BM + tl.arange(0, BM)
-    out_cols = pid_n * BN + tl.arange(0, BN)
-    c_ptrs = c_ptr + out_rows[:, None] * stride_cm + out_cols[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(tlx.dtype_of(c_ptr)), mask=(out_rows[:, None] < M) & (out_cols[None, :] < N))
+    store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cm, stride_cn, BM, BN)
 
 
 # --------------------------------------------------- TMA ring + mbarriers + TMA store epilogue (no WS)

@@ -66,13 +66,39 @@ def test_launch_keyword_single_cta_cluster_is_a_plain_launch():
     assert options.num_warps == 4 and options.num_ctas == 1
 
 
-def test_launch_keyword_larger_cluster_is_refused_clearly():
+def test_launch_keyword_larger_cluster_rides_on_the_compile_options():
+    """TLX's clusters (one program per CTA) are compiled in, not launched through num_ctas: the shape is an
+    attribute of the options, so it is in their hash (its own compiled kernel) and in the metadata."""
+    options = _pack({"num_warps": 4, "ctas_per_cga": (4, 2, 1)})
+    assert options.ctas_per_cga == (4, 2, 1) and options.num_ctas == 1
+    plain = _pack({"num_warps": 4})
+    assert not hasattr(plain, "ctas_per_cga") and plain.hash() != options.hash()
+    assert _pack({"num_warps": 4, "ctas_per_cga": [2, 1, 1]}).hash() != options.hash()
+
+
+def test_launch_keyword_larger_cluster_is_refused_where_no_clusters_exist():
+    backend = make_backend(GPUTarget("cuda", 80, 32))
     with pytest.raises(UtlxClusterLaunchError, match=r"launching _probe: ctas_per_cga=\(2, 1, 1\) asks for "
-                                                     r"thread-block clusters of 2 CTAs"):
-        _pack({"num_warps": 4, "ctas_per_cga": (2, 1, 1)})
+                                                     r"thread-block clusters of 2 CTAs, which need sm_90"):
+        _probe._pack_args(backend, {"ctas_per_cga": (2, 1, 1)}, {"x_ptr": 0, "N": 16},
+                          [("*fp32", "D"), ("constexpr", 16)], {})
+    hip = make_backend(GPUTarget("hip", "gfx942", 64))
+    with pytest.raises(UtlxClusterLaunchError, match=r"NVIDIA GPUs only"):
+        _probe._pack_args(hip, {"ctas_per_cga": (2, 1, 1)}, {"x_ptr": 0, "N": 16},
+                          [("*fp32", "D"), ("constexpr", 16)], {})
 
 
-def test_autotuner_skips_cluster_configs():
+def test_autotuner_keeps_cluster_configs_for_compiled_kernels(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    configs = [triton.Config({"N": 16}, ctas_per_cga=(2, 1, 1)), triton.Config({"N": 32}, ctas_per_cga=(1, 1, 1))]
+    tuner = triton.autotune(configs=configs, key=[])(_probe)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [c.kwargs["N"] for c in tuner.prune_configs({})] == [16, 32]
+
+
+def test_autotuner_skips_cluster_configs_under_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
     configs = [triton.Config({"N": 16}, ctas_per_cga=(2, 1, 1)), triton.Config({"N": 32}, ctas_per_cga=(1, 1, 1)),
                triton.Config({"N": 64})]
     tuner = triton.autotune(configs=configs, key=[])(_probe)
@@ -80,7 +106,7 @@ def test_autotuner_skips_cluster_configs():
         kept = tuner.prune_configs({})
     assert [c.kwargs["N"] for c in kept] == [32, 64]
     only_clusters = triton.autotune(configs=configs[:1] * 2, key=[])(_probe)
-    with pytest.raises(UtlxClusterLaunchError, match=r"autotuning .*ctas_per_cga=\(2, 1, 1\)"):
+    with pytest.raises(UtlxClusterLaunchError, match=r"autotuning .*ctas_per_cga=\(2, 1, 1\).*interpreter"):
         only_clusters.prune_configs({})
 
 

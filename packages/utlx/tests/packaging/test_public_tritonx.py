@@ -25,6 +25,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "utlx"
 PUBLIC: dict[str, set[str]] = {
     "tritonx": set(tritonx.__all__) | {"dsl", "errors", "seams", "settings"},
     "tritonx.seams": set(tritonx.seams.__all__),
+    # how a plugin package finds another distribution shipping its top-level package (Meta's triton-utlx)
+    "tritonx.plugins.shadowing": {"shadowing"},
     "tritonx.settings": set(tritonx.settings.__all__),
     "tritonx.dsl": set(tritonx.dsl.__all__),
     "tritonx.errors": {n for n, v in vars(tritonx.errors).items() if isinstance(v, type) and not n.startswith("_")},

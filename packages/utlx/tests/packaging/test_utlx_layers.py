@@ -5,6 +5,9 @@ surface), the two paths that give the ops their meaning, ``compiler`` and ``inte
 imports the other), ``kernels`` (device code), and the host APIs above them all (``matmul``, ``attention``, the
 launch path, torch integration, the plugin). Inside the compiler, ``common`` imports no vendor, and ``nvidia`` and
 ``amd`` do not import each other: a vendor is chosen where its bodies are registered, never by importing another.
+Among the host modules, the host APIs (``matmul``, ``attention``) stand side by side on what they share (the
+selection in ``utlx.tuning``, the disk cache in ``utlx.tuning_cache``, the launch path), and neither imports the
+other; the kernels' shared device helpers are ``utlx.kernels.tiles``, which imports no other kernel module.
 """
 
 from __future__ import annotations
@@ -100,3 +103,38 @@ def test_utlx_imports_point_down(rank):
             "out of the kernel module (or, if one left, drop it from KERNELS_REACHING_HOST)"
     else:
         assert found == set(), f"{rank} modules import upwards or across: {sorted(found)}"
+
+
+#: The host APIs: side by side, none imports another.
+HOST_APIS = {"utlx.matmul", "utlx.attention"}
+#: What the host APIs share for tuning: imports no host API.
+TUNING = {"utlx.tuning", "utlx.tuning_cache"}
+
+
+def host_violations(edges: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """A host API importing another, the tuning modules importing a host API, the kernels' shared helpers importing
+    a kernel module."""
+    bad = set()
+    for module, deps in edges.items():
+        for dep in deps:
+            if (module in HOST_APIS | TUNING and dep in HOST_APIS and dep != module) or (
+                    module == "utlx.kernels.tiles" and dep.startswith("utlx.kernels.")):
+                bad.add((module, dep))
+    return bad
+
+
+def test_the_host_rules_catch_planted_violations():
+    planted = {
+        "utlx.attention": {"utlx.matmul", "utlx.tuning", "utlx.tuning_cache"},  # the first is not allowed
+        "utlx.tuning": {"utlx.attention"},
+        "utlx.kernels.tiles": {"utlx.kernels.hopper_pipelined"},
+        "utlx.matmul": {"utlx.tuning", "utlx.kernels.tiles"},  # allowed
+    }
+    assert host_violations(planted) == {("utlx.attention", "utlx.matmul"), ("utlx.tuning", "utlx.attention"),
+                                        ("utlx.kernels.tiles", "utlx.kernels.hopper_pipelined")}
+
+
+def test_host_apis_stand_side_by_side():
+    edges = graph()
+    assert "utlx.tuning" in edges["utlx.attention"] and "utlx.tuning" in edges["utlx.matmul"]
+    assert host_violations(edges) == set()

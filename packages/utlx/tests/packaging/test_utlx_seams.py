@@ -26,7 +26,9 @@ SRC = [str(Path(__file__).resolve().parents[3] / sub / "src") for sub in ("utlx"
 EXPECTED = {
     "utlx.interpreter-patch-lang", "utlx.interpreter-ast-transformer", "utlx.interpreter-bf16-dot",
     "utlx.config-init", "utlx.config-all-kwargs", "utlx.config-str", "utlx.autotuner-prune-configs",
-    "utlx.autotuner-init", "utlx.launch-options", "utlx.codegen-annassign", "utlx.codegen-listcomp",
+    "utlx.autotuner-init", "utlx.autotuner-bench", "utlx.launch-options", "utlx.cuda-options-ctas-per-cga",
+    "utlx.codegen-annassign",
+    "utlx.codegen-listcomp",
     "utlx.load-cache-modifier", "utlx.aggregate-init", "utlx.gpu-target-is-cuda-backend", "utlx.codegen-with",
     # the interpreter as the GPU computes (Blackwell tutorials), and the fork's e8m0 argument dtype
     "utlx.interpreter-shl-width", "utlx.interpreter-lshr-width", "utlx.interpreter-ashr-width",

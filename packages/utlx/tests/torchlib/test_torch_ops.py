@@ -124,7 +124,7 @@ INTERPRETED = textwrap.dedent('''
     w = torch.randn(64, 80).half().requires_grad_()
     compiled = torch.compile(Model(), fullgraph=True, backend="aot_eager")
     got = compiled(x, w)
-    eager = torch.relu(torch.ops.utlx.matmul(x, w)) * 2.0   # utlx.matmul itself wants GPU tensors
+    eager = torch.relu(torch.ops.utlx.matmul(x, w)) * 2.0
     want = torch.relu(ref(x, w)) * 2.0
     close(got, want, "compiled forward")
     assert torch.equal(got, eager), "compiled and eager run the same kernel: bit-identical"
@@ -146,6 +146,41 @@ def test_real_path_under_the_interpreter(tmp_path):
                           timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     assert "compiled == eager == fp32 reference, gradients ok" in done.stdout
+
+
+DIRECT = textwrap.dedent('''
+    import sys
+
+    import torch
+    import utlx
+
+    torch.manual_seed(0)
+    a = torch.randn(40, 24).half()
+    w = torch.randn(56, 24).half()
+    for b in (w.T, w.T.contiguous()):   # a column-major view (x @ w.T) and a row-major operand
+        got = utlx.matmul(a, b)          # the documented call, without importing utlx.torch_ops
+        assert got.shape == (40, 56) and got.dtype == torch.float16 and got.device.type == "cpu"
+        want = a.float() @ b.float()
+        err = (got.float() - want).abs().max().item()
+        assert err <= 2e-3 * want.abs().max().item(), err
+        assert torch.equal(utlx.matmul(a, b), got), "a second call (the remembered plan) gives the same"
+    assert "utlx.torch_ops" not in sys.modules
+    from utlx import torch_ops  # noqa: F401
+
+    assert torch.equal(torch.ops.utlx.matmul(a, w.T), utlx.matmul(a, w.T)), "one path: the op calls utlx.matmul"
+    print("utlx.matmul on CPU tensors under the interpreter: ok")
+''')
+
+
+def test_utlx_matmul_takes_cpu_tensors_under_the_interpreter(tmp_path):
+    """docs/utlx.md's promise for ``utlx.matmul`` itself (it raised 'must be on the same GPU, got cpu and cpu')."""
+    script = tmp_path / "direct.py"
+    script.write_text(DIRECT)
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([*SRC, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    assert "utlx.matmul on CPU tensors under the interpreter: ok" in done.stdout
 
 
 @pytest.mark.gpu

@@ -118,6 +118,46 @@ def _layernorm(attr: str) -> Callable[..., list[Check]]:
     return run
 
 
+def _scaled_mm(mode: str) -> Callable[..., list[Check]]:
+    """``blackwell_scaled_mm_ws(a, b, scale_a, scale_b, scale_mode=...)``: FP8 operands, float32 scales per
+    128-block (blockwise), row or tensor; the reference applies the scales to the float32 product."""
+
+    def run(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
+        gen = _gen(torch, seed)
+        m = n = k = 256
+        a = (torch.randn((m, k), generator=gen) * 0.1).to(torch.float8_e4m3fn)
+        b = (torch.randn((n, k), generator=gen) * 0.1).to(torch.float8_e4m3fn)
+        if mode == "blockwise":
+            sa = torch.rand((m, k // 128), generator=gen).t().contiguous().t()
+            sb = torch.rand((n // 128, k // 128), generator=gen)
+            ref = torch.zeros((m, n))
+            for g in range(k // 128):
+                part = a.float()[:, g * 128:(g + 1) * 128] @ b.float()[:, g * 128:(g + 1) * 128].t()
+                ref += part * sa[:, g][:, None] * sb[:, g].repeat_interleave(128)[None, :]
+        else:
+            sa, sb = torch.rand((m,), generator=gen), torch.rand((n,), generator=gen)
+            ref = (a.float() @ b.float().t()) * sa[:, None] * sb[None, :]
+        out = mod.blackwell_scaled_mm_ws(a, b, sa, sb, scale_mode=mode)
+        return [(out, ref, 1e-1, 5e-2)]
+
+    return run
+
+
+def _mxfp8_gemm(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
+    """The fork's test: torchao MXTensor operands (swizzled E8M0 scales), vs the dequantized product."""
+    from torchao.prototype.mx_formats.mx_tensor import MXTensor, ScaleCalculationMode
+
+    gen = _gen(torch, seed)
+    m, n, k = 256, 256, 256
+    a = (torch.randn((m, k), generator=gen) * 0.5).to(torch.bfloat16)
+    b = (torch.randn((n, k), generator=gen) * 0.5).to(torch.bfloat16)
+    a_mx, b_mx = (MXTensor.to_mx(x, torch.float8_e4m3fn, scaling_mode=ScaleCalculationMode.RCEIL,
+                                 is_swizzled_scales=True) for x in (a, b))
+    out = mod.matmul(a_mx.qdata, b_mx.qdata, a_mx.scale, b_mx.scale)
+    ref = a_mx.dequantize(torch.float32) @ b_mx.dequantize(torch.float32).T
+    return [(out, ref, 1e-1, 1e-2)]
+
+
 def _gdpa(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
     torch.manual_seed(seed)
     data = mod.generate_jagged_data(4, 256, 256, H=2, sparsity=0.5, dense_q=False, bias=False,
@@ -182,6 +222,12 @@ CASES: list[Case] = [
          (TCGEN05_MMA, CLC, TMA_LOAD, *TMEM_KERNEL)),
     Case("fork.blackwell_multi_cta_layernorm_ws_test", "fork", "blackwell_multi_cta_layernorm_ws_test",
          _layernorm("multi_cta_layernorm_ws"), (REMOTE_SMEM,)),
+    Case("fork.blackwell_scaled_mm_ws.blockwise", "fork", "blackwell_scaled_mm_ws", _scaled_mm("blockwise"),
+         (TCGEN05_MMA.replace("f16", "f8f6f4"), TMA_LOAD, *TMEM_KERNEL)),
+    Case("fork.blackwell_scaled_mm_ws.rowwise", "fork", "blackwell_scaled_mm_ws", _scaled_mm("rowwise"),
+         (TCGEN05_MMA.replace("f16", "f8f6f4"), TMA_LOAD, *TMEM_KERNEL)),
+    Case("fork.blackwell_gemm_ws_mxfp8", "fork", "blackwell_gemm_ws_mxfp8", _mxfp8_gemm,
+         (TCGEN05_SCALED, TMA_LOAD, *TMEM_KERNEL)),
     Case("fork.blackwell-triton-addmm-2cta_test", "fork", "blackwell-triton-addmm-2cta_test",
          _gemm("matmul_2cta_host_tma", 512, 512, 512), (TCGEN05_MMA_2CTA,)),
 ]
@@ -192,8 +238,6 @@ BY_ID = {c.id: c for c in CASES}
 NOT_CASES: dict[str, str] = {
     "blackwell_dist_all_gather": "a multi-GPU collective over torch.distributed symmetric memory: no TLX compute "
                                  "kernel a single compile-only device can drive",
-    "blackwell_gemm_ws_mxfp8": "its host code takes torchao MXTensor operands (torchao is not a test dependency)",
-    "blackwell_scaled_mm_ws": "FP8 scaled_mm host code; not yet driven by the corpus",
 }
 
 

@@ -254,7 +254,11 @@ def _fake_torch_cuda(driver: CompileOnlyDriver) -> dict[str, Any]:
     def get_device_capability(device: Any = None) -> tuple[int, int]:
         return driver.get_device_capability()
 
-    return {"get_device_properties": get_device_properties, "get_device_capability": get_device_capability}
+    def current_device() -> int:
+        return driver.get_current_device()
+
+    return {"get_device_properties": get_device_properties, "get_device_capability": get_device_capability,
+            "current_device": current_device}
 
 
 def _first_surviving_config(original: Any) -> Any:
@@ -316,10 +320,11 @@ def compile_only_gpu(target: GPUTarget | None = None,
     torch = sys.modules.get("torch")
     if torch is None:
         import torch
-    saved_cuda = {name: getattr(torch.cuda, name) for name in ("get_device_properties", "get_device_capability")}
+    fakes = _fake_torch_cuda(fake)
+    saved_cuda = {name: getattr(torch.cuda, name) for name in fakes}
     saved_prune, saved_bench = autotuner.Autotuner.prune_configs, autotuner.Autotuner._bench
     config.set_active(fake)
-    for name, fn in _fake_torch_cuda(fake).items():
+    for name, fn in fakes.items():
         setattr(torch.cuda, name, fn)
     autotuner.Autotuner.prune_configs = _first_surviving_config(saved_prune)
     autotuner.Autotuner._bench = _untimed_bench

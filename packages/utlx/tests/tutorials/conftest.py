@@ -9,13 +9,13 @@ regression).
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
+from private_cache import use_private_triton_cache
 
 HERE = Path(__file__).resolve().parent
-os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="utlx-tutorials-cache-"))
+use_private_triton_cache("utlx-tutorials-cache-")  # removed when the process exits
 
 INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") == "1"
 

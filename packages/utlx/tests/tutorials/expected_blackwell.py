@@ -1,25 +1,57 @@
 """Which Blackwell tutorial kernels do not compile (or are not right interpreted) on stock Triton, and why.
 
-The one place to flip (the pattern of ``expected.py``): each entry is a strict xfail that only accepts exactly the
-quoted first error, so a case that starts to work (XPASS) or stops at another error fails the test and shows what
-changed. Quotes are ``run_blackwell_case.py``'s ``first_error`` on the CPU with this branch's utlx (regenerate with
-``python run_blackwell_case.py --summary --errors-to FILE``). docs/utlx.md ("Blackwell") says why for each.
+The one place to flip (the pattern of ``expected.py``): each entry is a strict xfail that only accepts the quoted
+first error (the quote is the start of the error with paths cut to file names, :func:`quotes`), so a case that
+starts to work (XPASS) or stops at another error fails the test and shows what changed. Quotes come from
+``run_blackwell_case.py``'s ``first_error`` on the CPU with this branch's utlx (regenerate them with
+``python run_blackwell_case.py --summary --errors-to FILE``); docs/utlx.md ("Blackwell") says why for each.
 
-``COMPILE`` / ``INTERPRET`` hold what fails on Triton 3.8 and 3.9; ``BY_VERSION`` what differs on one minor version.
+``COMPILE`` / ``INTERPRET`` hold what fails on Triton 3.8 and 3.9; ``BY_VERSION`` what differs on one version.
 """
 
 from __future__ import annotations
 
+import re
+
 from utlx import compat
 
 #: case id -> first error compiling for cuda:100
-COMPILE: dict[str, str] = {}
+COMPILE: dict[str, str] = {
+    'wheel.blackwell_fa_ws_pipelined_persistent_mxfp8':
+        "KeyError: 'float8_e8m0fnu'",
+    'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
+        "ImportError: cannot import name '_cvt_e4m3x4_f32' from 'utlx.language.mxfp8_utils' (mxfp8_utils.",
+    'fork.blackwell-multi-cta-layernorm_test':
+        'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
+    'wheel.blackwell-gdpa':
+        "CompilationError: NameError('p1_view is not defined')",
+    'fork.blackwell-gdpa':
+        'UtlxCompileError: utlx.tcgen05_mma: its B operand does not come directly from a TLX op (it was c',
+    'fork.blackwell_multi_cta_layernorm_ws_test':
+        'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
+    'fork.blackwell_scaled_mm_ws.blockwise':
+        'UtlxCompileError: utlx.async_load: bulk copies and barrier-tracked async_load are not supported ',
+    'fork.blackwell_gemm_ws_mxfp8':
+        "KeyError: 'float8_e8m0fnu'",
+    'fork.blackwell-triton-addmm-2cta_test':
+        "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
+}
 
 #: case id -> first error under TRITON_INTERPRET=1
 INTERPRET: dict[str, str] = {}
 
 #: Triton minor version -> case id -> first error on that version only (None: works there although listed above)
 BY_VERSION: dict[str, dict[str, str | None]] = {}
+
+
+def normalise(error: str) -> str:
+    """``error`` with absolute paths cut to the file name (the quotes hold on any machine and checkout)."""
+    return re.sub(r'(/[^\s"\')]+/)([^/\s"\')]+\.py)', r"\2", error)
+
+
+def quotes(quote: str, error: str) -> bool:
+    """Whether ``quote`` (a table entry) is the start of ``error`` once its paths are cut to file names."""
+    return normalise(error).startswith(quote)
 
 
 def table(base: dict[str, str]) -> dict[str, str]:

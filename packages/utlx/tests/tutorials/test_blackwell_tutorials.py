@@ -47,7 +47,7 @@ def _first_error(case_id: str, table: dict[str, str], result: dict) -> None:
     error = result["first_error"]
     if error.startswith("SkipReason: "):
         pytest.skip(error[len("SkipReason: "):])
-    if table.get(case_id) == error:
+    if case_id in table and expected_blackwell.quotes(table[case_id], error):
         raise KnownFirstError(error)
     want = f" (expected_blackwell.py quotes: {table[case_id]})" if case_id in table else ""
     raise AssertionError(f"{case_id}: {error}{want}\n{result.get('stderr', '')[-3000:]}")

@@ -2,14 +2,14 @@
 
 Why up front: Triton reports a bad argument type as a bare ``KeyError: 'fp99'`` and a bad option as
 an ``AssertionError`` deep in its backend, and silently drops an option name it does not know.
-Asking Triton's own parsers here (``triton.language.str_to_ty`` for types, the target backend's
-``parse_options`` and its options dataclass for options) gives one line that names the argument,
-says what is valid, and never disagrees with what the installed Triton accepts.
+Asking Triton's own parsers here (``triton.language.str_to_ty`` for types; for options the check
+``compile_for`` runs too, :func:`tritonx.integration.options.check_compile_options`, built on the target
+backend's options dataclass) gives one line that names the argument, says what is valid, and never
+disagrees with what the installed Triton accepts.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from ._common import UserError
@@ -47,30 +47,28 @@ def check_signature_types(signature: dict[str, str]) -> None:
 
 def option_names(target: Any) -> list[str]:
     """The compile options the target's backend knows (its options dataclass's fields), sorted."""
-    backend = _backend(target)
-    return sorted(f.name for f in dataclasses.fields(type(backend.parse_options({}))))
+    from ..integration.options import option_fields
+
+    return sorted(option_fields(target))
 
 
 def check_options(target: Any, options: dict[str, Any]) -> None:
-    """Reject ``-o`` names the backend does not know and values it refuses, naming the option.
+    """Reject ``-o`` names the backend does not know and values out of range, naming the option.
 
-    Triton's backends keep only the option names of their options dataclass and assert on bad values
-    (``num_warps must be a power of 2``); both become one line here.
+    The check itself is :func:`tritonx.integration.options.check_compile_options`, the one
+    ``compile_for`` runs; only the wording (``-o``) is the CLI's.
     """
-    if not options:
-        return
-    known = option_names(target)
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise UserError(f"unknown -o option(s) {', '.join(unknown)} for {target}; options: {', '.join(known)}")
+    from ..errors import CompileOptionError
+    from ..integration.options import check_compile_options
+
     try:
-        _backend(target).parse_options(dict(options))
-    except (AssertionError, ValueError, TypeError) as exc:
+        check_compile_options(target, options)
+    except CompileOptionError as exc:
+        if exc.unknown:
+            raise UserError(
+                f"unknown -o option(s) {', '.join(exc.unknown)} for {target}; options: {', '.join(exc.known)}"
+            ) from None
+        if exc.option is not None:
+            raise UserError(f"-o {exc.option}={options[exc.option]!r}: {exc.problem}") from None
         given = ", ".join(f"{k}={v!r}" for k, v in options.items())
-        raise UserError(f"-o {given}: {exc or type(exc).__name__}") from None
-
-
-def _backend(target: Any) -> Any:
-    from triton.compiler.compiler import make_backend
-
-    return make_backend(target.to_triton())
+        raise UserError(f"-o {given}: {exc.problem}") from None

@@ -105,6 +105,9 @@ def collect() -> dict[str, Any]:
     except Exception as exc:  # discovery itself failed: the rest of the report still matters
         plugins, unknown_env, plugin_error = [], [], f"{type(exc).__name__}: {exc}"
     env = settings.raw()
+    from ..compat import known_broken
+    from ..plugins import shadowing
+
     return {
         "tritonx": tritonx.__version__,
         "triton": compat.TRITON_VERSION_STR,
@@ -119,6 +122,8 @@ def collect() -> dict[str, Any]:
         "plugins": plugins,
         "unknown_env_plugins": unknown_env,
         "plugin_error": plugin_error,
+        "known_broken": known_broken.found(),
+        "shadowed": [found.to_dict() for found in shadowing.for_plugins()],
         **_gpu(),
     }
 
@@ -132,6 +137,8 @@ def problems(report: dict[str, Any]) -> list[str]:
                    f"(known: {known})")
     out += [f"plugin {p['name']!r} is {p['status']}" + (f" ({p['hint']})" if p.get("hint") else "")
             for p in report["plugins"] if p["status"] != "ok"]
+    out += [f"known-broken versions ({k['installed']}): {k['fix']}" for k in report.get("known_broken", ())]
+    out += [s["message"] for s in report.get("shadowed", ())]
     return out
 
 
@@ -144,7 +151,8 @@ def register(app: typer.Typer) -> None:
         """Report Triton, backends, tritonx, Python, the stages hook, the seams of Triton in effect, plugins,
         cache dir and GPU.
 
-        Exits 1 when a plugin is broken or incompatible with this Triton (the reason is listed).
+        Exits 1 when a plugin is broken or incompatible with this Triton, when installed versions are a
+        known-broken combination, or when another distribution ships a plugin's package (the reason is listed).
         """
         report = collect()
         found = problems(report)
@@ -200,6 +208,11 @@ def _print_report(report: dict[str, Any]) -> None:
     _print_seams(report["seams"], con)
     if report["plugin_error"]:
         con.print(f"[red]plugin discovery failed:[/red] {escape(report['plugin_error'])}")
+    for k in report.get("known_broken", ()):
+        con.print(f"[red]known-broken versions[/red] ({escape(k['installed'])}): {escape(k['effect'])}; "
+                  f"fix: {escape(k['fix'])}")
+    for s in report.get("shadowed", ()):
+        con.print(f"[red]shadowed package[/red]: {escape(s['message'])}")
     if not report["plugins"]:
         con.print("plugins: none installed")
         return

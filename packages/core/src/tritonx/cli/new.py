@@ -12,13 +12,15 @@ directory next to the destination, and only a complete render is moved into plac
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.metadata
 import importlib.util
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
@@ -51,6 +53,30 @@ class ScaffoldError(TritonxError, ValueError):
     """``tritonx new`` refused its input; the message names the argument at fault. Nothing was written."""
 
 
+#: What to run when cookiecutter is missing (it is tritonx-core's ``new`` extra, not a dependency).
+INSTALL_HINT = "pip install 'tritonx-core[new]'"
+
+
+def _cookiecutter(module: str) -> ModuleType:
+    """``cookiecutter.<module>``, or one line saying how to get it (only ``tritonx new`` needs cookiecutter)."""
+    try:
+        return importlib.import_module(f"cookiecutter.{module}")
+    except ImportError:
+        raise ScaffoldError(f"scaffolding needs cookiecutter, which is not installed: {INSTALL_HINT}") from None
+
+
+@contextlib.contextmanager
+def _temp_files_in(folder: Path) -> Iterator[None]:
+    """Point ``tempfile`` at ``folder`` for the render: cookiecutter writes each hook it runs to a
+    ``tmp*.py`` there and never deletes it (two per call); ``folder`` is removed with the staging dir."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(folder)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved
+
+
 def template_dir() -> Path:
     """The plugin template: bundled in the wheel, else the checkout's ``packages/plugin-template``."""
     for candidate in (WHEEL_TEMPLATE, CHECKOUT_TEMPLATE):
@@ -75,8 +101,8 @@ def _validation(template: Path) -> ModuleType:
 
 def _context(template: Path, extra: dict[str, str]) -> dict[str, Any]:
     """Cookiecutter's context for ``extra`` (defaults rendered, no prompting), as ``cookiecutter()`` builds it."""
-    from cookiecutter.generate import generate_context
-    from cookiecutter.prompt import prompt_for_config
+    generate_context = _cookiecutter("generate").generate_context
+    prompt_for_config = _cookiecutter("prompt").prompt_for_config
 
     context = generate_context(context_file=str(template / "cookiecutter.json"), extra_context=extra)
     context["cookiecutter"] = prompt_for_config(context, no_input=True)
@@ -123,7 +149,7 @@ def scaffold(name: str, *, native: bool = False, output_dir: Path | str = Path("
     destination, an invalid name or answer, or a Triton range tritonx does not support; then nothing
     is left on disk.
     """
-    from cookiecutter.generate import generate_files
+    generate_files = _cookiecutter("generate").generate_files
 
     output_dir = Path(output_dir).expanduser().resolve()
     template = template_dir()
@@ -137,8 +163,11 @@ def scaffold(name: str, *, native: bool = False, output_dir: Path | str = Path("
         raise ScaffoldError(f"--output-dir {output_dir} is not an existing directory")
     staging = Path(tempfile.mkdtemp(prefix=f".tritonx-new-{name}-", dir=output_dir))
     try:
+        hooks_tmp = staging / ".hooks-tmp"
+        hooks_tmp.mkdir()
         try:
-            rendered = Path(generate_files(repo_dir=str(template), context=context, output_dir=str(staging)))
+            with _temp_files_in(hooks_tmp):
+                rendered = Path(generate_files(repo_dir=str(template), context=context, output_dir=str(staging)))
         except Exception as exc:
             raise ScaffoldError(f"rendering the plugin template failed: {type(exc).__name__}: {exc}") from exc
         if os.path.lexists(destination):  # appeared while rendering

@@ -25,10 +25,18 @@ kernel calls like ``tl`` builtins, without touching Triton. A language module::
 and kernels ``import my_plugin.language as mp`` and call ``mp.rotate_left(v, 8)`` once the language is
 active (``lang.plugin()`` as the plugin's entry point, or ``tritonx.activate(lang.pipeline())``).
 See ``docs/extending.md``.
+
+A language with value classes of its own (utlx) runs its ops under Triton's interpreter itself; the
+``interpret*`` / ``is_interpreter_semantic`` helpers are tritonx's one reading of that private Triton API,
+public so that such a language keeps no copy of it.
 """
 
 from __future__ import annotations
 
+from ..compat.dsl import grid_index as interpreter_program_id
+from ..compat.dsl import interpreter as interpreter_module
+from ..compat.dsl import interpreter_semantic, interpreter_tensor, interpreting, is_interpreter_semantic
+from ..compat.dsl import np_dtype as interpreter_np_dtype
 from .interpret import InterpretContext
 from .language import Language, LanguagePass
 from .lowering import LowerContext, ModuleContext
@@ -58,6 +66,13 @@ __all__ = [
     "decode",
     "describe_value",
     "emit_placeholder",
+    "interpreter_module",
+    "interpreter_np_dtype",
+    "interpreter_program_id",
+    "interpreter_semantic",
+    "interpreter_tensor",
+    "interpreting",
+    "is_interpreter_semantic",
     "like",
     "next_uid",
     "unwrap",

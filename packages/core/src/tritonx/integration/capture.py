@@ -10,6 +10,7 @@ from .. import compat
 from ..model.passes import Capture
 from ..model.target import Target
 from ..seams import core as seams_core
+from .options import check_compile_options
 
 if TYPE_CHECKING:
     from .hook import HookSlot
@@ -21,11 +22,13 @@ def compile_for(target: str | Target, kernel: Any = None, signature: dict[str, s
     """``triton.compile`` of ``kernel`` (default: a small pipelined matmul) for ``target``, on the CPU.
 
     ``attrs`` are Triton's argument attributes; ``divisible(n)`` marks the first n arguments as
-    16-divisible (what a launch with aligned tensors would specialize on).
+    16-divisible (what a launch with aligned tensors would specialize on). ``options`` are checked by
+    :func:`~tritonx.integration.options.check_compile_options` (raises ``CompileOptionError``).
     """
     from .probe_kernels import PROBE_CONSTEXPRS, PROBE_SIGNATURE, probe_matmul
 
     tgt = Target.parse(target)
+    check_compile_options(tgt, options)  # the CLI's -o check too: unknown names and bad values, by name
     if kernel is None:
         kernel, signature, constexprs = probe_matmul, PROBE_SIGNATURE, PROBE_CONSTEXPRS
         attrs = divisible(len(PROBE_SIGNATURE))

@@ -92,6 +92,7 @@ class CompileSession:
         """Rewrite the stages dict in place for this compile."""
         for e in self.edits:
             if isinstance(e, OverridePipeline):
+                before = list(stages)
                 try:
                     e.fn(stages, self.context(pipeline=e.pipeline, pass_name=e.describe(), stage="*"))
                 except TritonxError:
@@ -100,6 +101,9 @@ class CompileSession:
                     raise PassFailedError(
                         f"override_pipeline of pipeline {e.pipeline!r} failed ({self.target}): {exc}"
                     ) from exc
+                self._check_overridden_stages(e, before, stages)
+                for stage in [s for s in stages if s not in before]:
+                    stages[stage] = self._added(stage, stages[stage], e)
                 self.matched.add(e.uid)
         pass_edits = [e for e in self.edits if isinstance(e, PassEdit)]
         for stage in list(stages):
@@ -116,6 +120,43 @@ class CompileSession:
         last = list(stages)[-1] if stages else None
         if last is not None:
             stages[last] = self._checked_last(stages[last])
+
+    def _check_overridden_stages(self, edit: OverridePipeline, before: list[str], stages: Any) -> None:
+        """What ``override_pipeline`` left must still be a stages dict Triton can run, or the error names the
+        pipeline (Triton would fail later with ``ValueError: 'ttir' is not in list`` or worse)."""
+        where = f"override_pipeline of pipeline {edit.pipeline!r} ({edit.describe()}, {self.target})"
+        if not isinstance(stages, dict):
+            raise PipelineError(f"{where} left the stages as {type(stages).__name__}, not a dict")
+        removed = [s for s in before if s not in stages]
+        if removed:
+            raise PipelineError(
+                f"{where} removed stage(s) {', '.join(map(repr, removed))}: Triton runs every stage it added, from "
+                f"the source's own stage on; replace a stage's function (stages[name] = fn) instead of removing it"
+            )
+        for name, fn in stages.items():
+            if not isinstance(name, str):
+                raise PipelineError(f"{where} added a stage named {name!r}: stage names are str (file extensions)")
+            if not callable(fn):
+                raise PipelineError(
+                    f"{where} set stage {name!r} to {type(fn).__name__}, not a callable (src, metadata) -> module"
+                )
+
+    def _added(self, stage: str, fn: Callable[..., Any], edit: OverridePipeline) -> Callable[..., Any]:
+        """A stage ``override_pipeline`` added: its errors name the pipeline, and bytes are refused unless it is
+        the backend's binary stage (Triton reads every other stage's file back as text)."""
+        binary = getattr(self.backend, "binary_ext", None)
+
+        def run(src: Any, metadata: Any) -> Any:
+            out = self._call_user(edit, stage, lambda: fn(src, metadata))
+            if isinstance(out, bytes | bytearray) and stage != binary:
+                raise PassFailedError(
+                    f"pipeline {edit.pipeline!r}: stage {stage!r} added by {edit.describe()} returned bytes while "
+                    f"compiling {self.kernel or 'a kernel'} for {self.target}; Triton keeps bytes only for its binary "
+                    f"stage ({binary!r}) and reads every other stage back as text: return str or an IR module"
+                )
+            return out
+
+        return run
 
     def _overridden(self, stage: str, edit: OverrideStage) -> Callable[..., Any]:
         def run(src: Any, metadata: Any) -> Any:

@@ -4,15 +4,17 @@ Triton aborts the whole process (``LLVM ERROR``) on a library it cannot load, so
 first, cheapest first, and the only one that runs plugin code does it in a child process:
 
 1. ``exists``            the path is a readable file
-2. ``elf``               an ELF shared object (ET_DYN) for this machine's class/endianness/architecture
-3. ``symbol``            it exports ``tritonGetPluginInfo`` in its dynamic symbol table
-4. ``triton_support``    the installed Triton loads native plugins at all (>= 3.7)
-5. ``needed_libraries``  every DT_NEEDED library is found (libtriton.so is the installed one)
-6. ``undefined_symbols`` every strong undefined symbol is exported by libtriton.so, the libraries the
+2. ``permissions``       nobody else can replace it (not world-writable, nor in a world-writable
+                         directory without the sticky bit): what passes is what Triton loads later
+3. ``elf``               an ELF shared object (ET_DYN) for this machine's class/endianness/architecture
+4. ``symbol``            it exports ``tritonGetPluginInfo`` in its dynamic symbol table
+5. ``triton_support``    the installed Triton loads native plugins at all (>= 3.7)
+6. ``needed_libraries``  every DT_NEEDED library is found (libtriton.so is the installed one)
+7. ``undefined_symbols`` every strong undefined symbol is exported by libtriton.so, the libraries the
                          plugin needs or the interpreter's global scope (versions respected)
-7. ``probe``             a child process loads it and reads its info struct (crash -> refusal)
-8. ``api_version``       the struct's API version is one tritonx knows
-9. ``triton_version``    it was built for the installed Triton version (Triton's own equality rule)
+8. ``probe``             a child process loads it and reads its info struct (crash -> refusal)
+9. ``api_version``       the struct's API version is one tritonx knows
+10. ``triton_version``   it was built for the installed Triton version (Triton's own equality rule)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..compat.native import ENTRY_POINT, KNOWN_API_VERSIONS, native_loading, versions_match
 from ..errors import PluginLoadError
+from ._trust import writable_by_others
 from .elf import ElfFormatError, ElfImage, host_header
 from .info import CheckResult, NativePluginInfo
 from .installation import TritonInstall, find_triton
@@ -33,6 +36,7 @@ from .symbols import describe, process_scope, resolve_undefined
 
 CHECKS: tuple[str, ...] = (
     "exists",
+    "permissions",
     "elf",
     "symbol",
     "triton_support",
@@ -92,6 +96,13 @@ def _check_exists(path: str) -> str:
     return f"{os.path.getsize(path)} bytes"
 
 
+def _check_permissions(path: str) -> str:
+    why = writable_by_others(path)
+    if why is not None:
+        raise _Refused("permissions", why)
+    return "writable by nobody else"
+
+
 def _check_elf(image_path: str) -> ElfImage:
     try:
         image = ElfImage(image_path)
@@ -148,6 +159,8 @@ def diagnose_native(path: str | os.PathLike[str], *, probe_timeout: float = 120.
     current = CHECKS[0]
     try:
         checks.append(CheckResult("exists", True, _check_exists(path)))
+        current = "permissions"
+        checks.append(CheckResult("permissions", True, _check_permissions(path)))
         current = "elf"
         image = _check_elf(path)
         checks.append(CheckResult("elf", True, image.header.describe()))

@@ -18,6 +18,8 @@ from typing import BinaryIO
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
+from ._trust import open_regular
+
 _SHN_UNDEF = 0
 _STB_LOCAL, _STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 0, 1, 2, 10
 _VERSYM_HIDDEN = 0x8000
@@ -99,7 +101,7 @@ class ElfImage:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._stream: BinaryIO = open(self.path, "rb")
+        self._stream: BinaryIO = open_regular(self.path)
         try:
             size = os.fstat(self._stream.fileno()).st_size
             if size == 0:
@@ -254,7 +256,7 @@ class ElfImage:
 def read_header_quick(path: str) -> ElfHeader | None:
     """The header of ``path`` from its first 20 bytes, or None if it is not ELF (for library search)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(20)
     except OSError:
         return None

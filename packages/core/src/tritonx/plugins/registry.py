@@ -35,20 +35,43 @@ class PluginWarning(UserWarning):
     """An installed plugin could not be loaded and was skipped."""
 
 
+def _shadowing_note(ep: metadata.EntryPoint, dist: str) -> str:
+    """Why an entry point may fail to import: another distribution ships its top-level package too."""
+    from .shadowing import shadowing
+
+    try:
+        found = shadowing(ep.value.split(":")[0].split(".")[0].strip(), dist)
+    except Exception:  # the note is a hint; the import error itself is what is reported
+        return ""
+    return f" ({found.message()})" if found else ""
+
+
 def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
+    """Import one entry point (and call it when it is a factory); any failure is a :class:`PluginError`.
+
+    Why ``BaseException``: a plugin module that calls ``sys.exit()`` (``SystemExit``) or raises another
+    non-``Exception`` at import must be reported as broken, not end ``import utlx`` or the CLI without a
+    word. Only ``KeyboardInterrupt`` (the user asked to stop) goes through.
+    """
     dist = getattr(getattr(ep, "dist", None), "name", None) or "an unknown distribution"
     try:
         obj: Any = ep.load()
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         raise PluginError(
             f"plugin entry point {ep.name!r} ({ep.value}) of distribution {dist!r} failed to import: "
-            f"{type(exc).__name__}: {exc}"
+            f"{_describe(exc)}{_shadowing_note(ep, dist)}"
         ) from exc
     if callable(obj) and not isinstance(obj, Plugin):
         try:
             obj = obj()
-        except Exception as exc:
-            raise PluginError(f"plugin factory {ep.value} of distribution {dist!r} raised: {exc}") from exc
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise PluginError(
+                f"plugin factory {ep.value} of distribution {dist!r} raised: {_describe(exc)}"
+            ) from exc
     if not isinstance(obj, Plugin):
         raise PluginError(
             f"entry point {ep.name!r} ({ep.value}) of distribution {dist!r} gave {type(obj).__name__}, "
@@ -57,6 +80,12 @@ def _load_entry_point(ep: metadata.EntryPoint) -> Plugin:
     if obj.distribution is None:
         obj.distribution = dist
     return obj
+
+
+def _describe(exc: BaseException) -> str:
+    """``SystemExit: 3`` / ``ImportError: No module named 'x'``: the type always, the text when there is one."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _wanted(names: list[str] | str, known: list[str]) -> list[str]:
@@ -87,6 +116,10 @@ class PluginRegistry:
         #: entry points that failed to load or clash: name -> the error naming the distribution(s)
         self._broken: dict[str, PluginError] = {}
         self._discovered = False
+        #: set while entry points are being imported: a plugin module that lists plugins at import
+        #: (``tritonx.list_plugins()``) gets what is known so far instead of a second discovery, which
+        #: would import that half-initialised module again and mark it broken
+        self._discovering = False
         self._enabled: dict[str, Activation] = {}
 
     # -- discovery ------------------------------------------------------------------------------------
@@ -109,16 +142,21 @@ class PluginRegistry:
     def discover(self, *, force: bool = False) -> dict[str, Plugin]:
         """Load every installed plugin's entry point once (or again with ``force``)."""
         with self._lock:
-            if self._discovered and not force:
+            if self._discovering or (self._discovered and not force):
                 return dict(self._registered)
             found: dict[str, list[Plugin]] = {}
-            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-                try:
-                    plugin = _load_entry_point(ep)
-                except PluginError as exc:
-                    self._broken[ep.name] = exc
-                    continue
-                found.setdefault(plugin.name, []).append(plugin)
+            self._discovering = True
+            try:
+                for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                    try:
+                        plugin = _load_entry_point(ep)
+                    except PluginError as exc:
+                        self._broken[ep.name] = exc
+                        continue
+                    self._broken.pop(ep.name, None)
+                    found.setdefault(plugin.name, []).append(plugin)
+            finally:
+                self._discovering = False
             for name, plugins in found.items():
                 existing = self._registered.get(name)
                 candidates = [p for p in plugins if p is not existing]

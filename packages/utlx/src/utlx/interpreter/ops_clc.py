@@ -236,14 +236,20 @@ def _stage(_semantic: Any, ctx: _types.CLCPipelineContext, k: Any) -> tuple[Any,
             dispatch("local_view", _semantic, ctx._clc_responses, k))
 
 
+def _phase_stage(_semantic: Any, context: Any, phase: Any, op: str, barrier: str, k: Any) -> tuple[Any, Any, Any]:
+    """Stage ``k``'s (empty, full, response) of ``context`` for ``op``, which must be given the phase of the stage's
+    ``barrier`` to wait for (``p_producer`` / ``p_consumer``)."""
+    ctx = _context(context, op)
+    if phase is None:
+        name = "p_producer" if op == "clc_producer" else "p_consumer"
+        raise UtlxInterpreterError(f"{op}: '{name}' (the phase of the stage's {barrier} barrier to wait for) is "
+                                   f"required{where(kernel_location())}")
+    return _stage(_semantic, ctx, k)
+
+
 @impl("clc_producer")
 def clc_producer(_semantic: Any, context: Any, p_producer: Any = None, multi_ctas: Any = False, k: Any = 0) -> None:
-    op = "clc_producer"
-    ctx = _context(context, op)
-    if p_producer is None:
-        raise UtlxInterpreterError(f"{op}: 'p_producer' (the phase of the stage's empty barrier to wait for) is "
-                                   f"required{where(kernel_location())}")
-    empty, full, response = _stage(_semantic, ctx, k)
+    empty, full, response = _phase_stage(_semantic, context, p_producer, "clc_producer", "empty", k)
     pred = None
     if bool(_unwrap(multi_ctas)):  # only cluster CTA 0 waits for the stage to be free
         pred = _compat.to_int(dispatch("cluster_cta_rank", _semantic), "cluster_cta_rank") == 0
@@ -254,12 +260,7 @@ def clc_producer(_semantic: Any, context: Any, p_producer: Any = None, multi_cta
 
 @impl("clc_consumer")
 def clc_consumer(_semantic: Any, context: Any, p_consumer: Any = None, multi_ctas: Any = False, k: Any = 0) -> Any:
-    op = "clc_consumer"
-    ctx = _context(context, op)
-    if p_consumer is None:
-        raise UtlxInterpreterError(f"{op}: 'p_consumer' (the phase of the stage's full barrier to wait for) is "
-                                   f"required{where(kernel_location())}")
-    empty, full, response = _stage(_semantic, ctx, k)
+    empty, full, response = _phase_stage(_semantic, context, p_consumer, "clc_consumer", "full", k)
     dispatch("barrier_wait", _semantic, full, p_consumer)
     tile = dispatch("_clc_query", _semantic, response)
     dispatch("fence", _semantic, "async_shared")

@@ -190,15 +190,21 @@ def local_load(_semantic: Any, src: Any, token: Any, layout: Any = None, relaxed
     return _compat.make_tensor(view.data.copy(), view.dtype)
 
 
+def _write(view: Any, src: Any, op: str, loc: Any) -> Any:
+    """Write tensor ``src`` into buffer ``view`` for ``op`` (its race check first); returns the program's state."""
+    if not isinstance(src, tl.tensor):
+        raise UtlxInterpreterError(f"{op}: 'src' must be a tensor, got {src!r}{where(loc)}")
+    st = _state.current()
+    st.check_write(view, op, loc)
+    view.data[...] = _fit(op, view, src)
+    return st
+
+
 @impl("local_store")
 def local_store(_semantic: Any, dst: Any, src: Any) -> None:
     loc = kernel_location()
     view = _buffer(dst, "local_store", "dst")
-    if not isinstance(src, tl.tensor):
-        raise UtlxInterpreterError(f"local_store: 'src' must be a tensor, got {src!r}{where(loc)}")
-    st = _state.current()
-    st.check_write(view, "local_store", loc)
-    view.data[...] = _fit("local_store", view, src)
+    st = _write(view, src, "local_store", loc)
     st.unfenced.append(InFlight("local_store", view.region, view.name, loc))
 
 
@@ -393,11 +399,7 @@ def async_remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank
     _local_rank(remote_cta_rank, "async_remote_shmem_store")
     view = _buffer(dst, "async_remote_shmem_store", "dst")
     bar = _barrier(barrier, "async_remote_shmem_store", "barrier")
-    if not isinstance(src, tl.tensor):
-        raise UtlxInterpreterError(f"async_remote_shmem_store: 'src' must be a tensor, got {src!r}{where(loc)}")
-    st = _state.current()
-    st.check_write(view, "async_remote_shmem_store", loc)
-    view.data[...] = _fit("async_remote_shmem_store", view, src)
+    st = _write(view, src, "async_remote_shmem_store", loc)
     # like a TMA copy: visible once a wait on ``barrier`` sees the phase the delivered bytes complete
     st.tma_loads.append(InFlight("async_remote_shmem_store", view.region, view.name, loc, bar, bar.completions + 1))
     bar.deliver(view.nbytes)

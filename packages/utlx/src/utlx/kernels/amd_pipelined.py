@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import POINTER_GEMM_SIGNATURE, grouped_tile, store_tile
 
 
 @triton.jit
@@ -26,7 +26,7 @@ def matmul_kernel_pipelined_amd(
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     pid = tl.program_id(axis=0)
-    pid_m, pid_n = _grouped_tile(pid, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+    pid_m, pid_n = grouped_tile(pid, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
 
     offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
     offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
@@ -65,19 +65,10 @@ def matmul_kernel_pipelined_amd(
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
 
-    c = acc.to(tlx.dtype_of(c_ptr))
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
+    store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cm, stride_cn, BLOCK_SIZE_M, BLOCK_SIZE_N)
 
 
-SIGNATURE = {
-    "a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-    "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
-    "stride_cm": "i32", "stride_cn": "i32",
-}
+SIGNATURE = dict(POINTER_GEMM_SIGNATURE)
 
 #: (constexprs, num_warps) for MI300/MI350 (2 stages = 1 shared buffer + 1 register stage).
 CONFIGS = [

@@ -18,20 +18,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
-
-
-@triton.jit
-def _grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
-    """Map a linear program id to a (pid_m, pid_n) tile, GROUP_M tile-rows at a time (L2 reuse)."""
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    return pid_m, pid_n
+from utlx.kernels.tiles import POINTER_GEMM_SIGNATURE, grouped_tile, store_tile
 
 
 @triton.jit
@@ -42,7 +29,7 @@ def matmul_kernel_pipelined_hopper(
     GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     pid = tl.program_id(axis=0)
-    pid_m, pid_n = _grouped_tile(pid, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+    pid_m, pid_n = grouped_tile(pid, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
 
     offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
     offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
@@ -85,20 +72,11 @@ def matmul_kernel_pipelined_hopper(
         b_ptrs += BLOCK_SIZE_K * stride_bk
 
     acc = tlx.async_dot_wait(0, acc)
-    c = acc.to(tlx.dtype_of(c_ptr))
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
+    store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cm, stride_cn, BLOCK_SIZE_M, BLOCK_SIZE_N)
 
 
 #: Signature for compiling without a GPU (fp16 in, fp16 out).
-SIGNATURE = {
-    "a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-    "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
-    "stride_cm": "i32", "stride_cn": "i32",
-}
+SIGNATURE = dict(POINTER_GEMM_SIGNATURE)
 
 #: Configurations (constexprs, num_warps) known to compile and run well on H100/H200.
 CONFIGS = [

@@ -36,7 +36,7 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.launch import FastLaunch
 
 
@@ -235,7 +235,7 @@ def _tma_gemm(
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0  # k-steps issued so far by this program, over all its tiles
     for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         off_m = pid_m * BLOCK_SIZE_M
         off_n = pid_n * BLOCK_SIZE_N
 
@@ -249,9 +249,7 @@ def _tma_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_tma_persistent_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_tma_persistent, {}
+    return layout_kernel(matmul_kernel_tma_persistent, matmul_kernel_tma_persistent_colmajor, a_col, b_col)
 
 
 def check_epilogue_subtile(bn: int, epilogue_subtile: int) -> None:

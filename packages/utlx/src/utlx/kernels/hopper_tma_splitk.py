@@ -43,7 +43,7 @@ import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.accumulator_io import add_pairs, load_pairs_cg
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.splitk_workspace import given_or_fresh
 
 
@@ -87,7 +87,7 @@ def _splitk_gemm(
     pid = tl.program_id(0)
     tile = pid % num_tiles
     split = pid // num_tiles
-    pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+    pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
     off_m = pid_m * BLOCK_SIZE_M
     off_n = pid_n * BLOCK_SIZE_N
 
@@ -158,9 +158,7 @@ def clear_tile(ws_tile, mask, counter, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N:
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_tma_splitk_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_tma_splitk, {}
+    return layout_kernel(matmul_kernel_tma_splitk, matmul_kernel_tma_splitk_colmajor, a_col, b_col)
 
 
 #: TMA boxes: the same as the persistent kernel's (A, B, C tiles).

@@ -36,9 +36,9 @@ import utlx.language as tlx
 from utlx import compat
 from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_persistent as tma
-from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import mainloop, store_c
 from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.splitk_workspace import given_or_fresh
 
 
@@ -92,7 +92,7 @@ def _streamk_gemm(
 
     # Whole rounds: exactly the persistent kernel.
     for tile in tl.range(pid, full * NUM_SMS, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         off_m = pid_m * BLOCK_SIZE_M
         off_n = pid_n * BLOCK_SIZE_N
         acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_total, BLOCK_SIZE_M,
@@ -114,7 +114,7 @@ def _streamk_gemm(
         k_lo = u - first
         k_hi = tl.minimum(k_total, end - first)
         pieces = (first + k_total - 1) // share - first // share + 1
-        pid_m, pid_n = _grouped_tile(full * NUM_SMS + slot, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(full * NUM_SMS + slot, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         off_m = pid_m * BLOCK_SIZE_M
         off_n = pid_n * BLOCK_SIZE_N
         acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, k_lo, k_hi - k_lo,
@@ -134,9 +134,7 @@ def _streamk_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_tma_streamk_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_tma_streamk, {}
+    return layout_kernel(matmul_kernel_tma_streamk, matmul_kernel_tma_streamk_colmajor, a_col, b_col)
 
 
 #: TMA boxes: the persistent kernel's (C's box is one epilogue slice).

@@ -43,9 +43,9 @@ import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.tiles import grouped_tile
 
 #: CTAs per cluster (the pair that shares A).
 CLUSTER = tl.constexpr(2)
@@ -57,10 +57,10 @@ def _pair_tile(pair, rank, M, N, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.co
     """(pid_m, pid_n) of CTA ``rank``'s tile in tile pair ``pair``: pairs ordered like tiles of twice the width
     (sharing A: same rows) or, with ``SHARE_B``, of twice the height (same columns)."""
     if SHARE_B:
-        pid_pair, pid_n = _grouped_tile(pair, M, N, 2 * BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_pair, pid_n = grouped_tile(pair, M, N, 2 * BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         return 2 * pid_pair + rank, pid_n
     else:
-        pid_m, pid_pair = _grouped_tile(pair, M, N, BLOCK_SIZE_M, 2 * BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_pair = grouped_tile(pair, M, N, BLOCK_SIZE_M, 2 * BLOCK_SIZE_N, GROUP_SIZE_M)
         return pid_m, 2 * pid_pair + rank
 
 

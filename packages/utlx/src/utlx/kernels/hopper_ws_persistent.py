@@ -32,7 +32,6 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import (
     alloc_a,
     alloc_b,
@@ -43,6 +42,7 @@ from utlx.kernels.hopper_tma_persistent import (
     epilogue_subtile,
 )
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.launch import FastLaunch
 
 
@@ -69,7 +69,7 @@ def consume_tiles(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, end, ROW:
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
     for tile in tl.range(tl.program_id(0), end, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
         acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
         acc = ring.retire(acc, empty, it, NUM_STAGES)
@@ -135,9 +135,7 @@ def _ws_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_ws_persistent_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_ws_persistent, {}
+    return layout_kernel(matmul_kernel_ws_persistent, matmul_kernel_ws_persistent_colmajor, a_col, b_col)
 
 
 def descriptor_blocks(bm: int, bn: int, bk: int, a_col: bool = False, b_col: bool = False,

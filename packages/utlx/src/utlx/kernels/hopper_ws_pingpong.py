@@ -40,7 +40,6 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import (
     alloc_a,
     alloc_b,
@@ -52,6 +51,7 @@ from utlx.kernels.hopper_tma_persistent import (
 from utlx.kernels.hopper_tma_persistent import descriptor_blocks as _tma_descriptor_blocks
 from utlx.kernels.hopper_tma_persistent import signature as _tma_signature
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.tiles import grouped_tile, layout_kernel
 
 
 @triton.jit
@@ -67,7 +67,7 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full, empty, my_turn, other_turn, M
     pid = tl.program_id(0)
     n = 0  # tiles this consumer has done; the current one is the program's tile j = TURN + 2 n
     for tile in tl.range(pid + TURN * NUM_SMS, num_tiles, 2 * NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         if n + TURN > 0:  # j > 0: wait until the other consumer has passed its last full wait of tile j - 1
             tlx.barrier_wait(my_turn, (n - 1 + TURN) & 1)
         it = (TURN + 2 * n) * k_tiles  # global index of this tile's first k-step (the producer's order)
@@ -138,9 +138,7 @@ def _pingpong_gemm(
 
 def kernel_for(a_col: bool = False, b_col: bool = False) -> tuple[object, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes (none for row-major A and B)."""
-    if a_col or b_col:
-        return matmul_kernel_ws_pingpong_colmajor, {"A_COL": a_col, "B_COL": b_col}
-    return matmul_kernel_ws_pingpong, {}
+    return layout_kernel(matmul_kernel_ws_pingpong, matmul_kernel_ws_pingpong_colmajor, a_col, b_col)
 
 
 #: TMA boxes: whole tiles of A and B, C in ``bn / EPILOGUE_SUBTILE``-column slices (the persistent kernel's).

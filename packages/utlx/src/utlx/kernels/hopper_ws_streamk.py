@@ -36,10 +36,10 @@ from utlx.kernels import grid_dependency
 from utlx.kernels import hopper_tma_streamk as sk
 from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_pipelined import _grouped_tile
 from utlx.kernels.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging, column_major
 from utlx.kernels.hopper_tma_persistent import store_c as _store_c
 from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
+from utlx.kernels.tiles import grouped_tile
 from utlx.launch import FastLaunch
 from utlx.splitk_workspace import given_or_fresh
 
@@ -69,7 +69,7 @@ def _producer(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full_bars, empty, M, N, 
         slot = u // k_total
         k_lo = u - slot * k_total
         k_hi = tl.minimum(k_total, end - slot * k_total)
-        pid_m, pid_n = _grouped_tile(full * NUM_SMS + slot, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(full * NUM_SMS + slot, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         it = ring.produce_range(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full_bars, empty, it, pid_m * BLOCK_SIZE_M,
                                 pid_n * BLOCK_SIZE_N, k_lo, k_hi, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
                                 A_COL, B_COL, True)
@@ -99,7 +99,7 @@ def _consumer(c_desc, bufs_A, bufs_B, buf_C, full_bars, empty, ws_ptr, M, N, K, 
         k_lo = u - first
         k_hi = tl.minimum(k_total, end - first)
         pieces = (first + k_total - 1) // share - first // share + 1
-        pid_m, pid_n = _grouped_tile(full * NUM_SMS + slot, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(full * NUM_SMS + slot, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         off_m = pid_m * BLOCK_SIZE_M + ROW * HALF_M
         off_n = pid_n * BLOCK_SIZE_N
         acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)

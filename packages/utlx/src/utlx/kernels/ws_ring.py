@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 import utlx.language as tlx
-from utlx.kernels.hopper_pipelined import _grouped_tile
+from utlx.kernels.tiles import grouped_tile
 
 
 @triton.jit
@@ -40,7 +40,7 @@ def produce_tiles(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
     it = 0
     for tile in tl.range(tl.program_id(0), end, NUM_SMS, num_stages=0):
-        pid_m, pid_n = _grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
         it = produce_range(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, it, pid_m * BLOCK_SIZE_M,
                            pid_n * BLOCK_SIZE_N, 0, k_tiles, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES,
                            A_COL, B_COL, A_HALVES)

@@ -39,7 +39,7 @@ from utlx.compiler.common.args import _c, _expect, _show
 from utlx.compiler.common.downgrade import downgrade
 from utlx.compiler.common.errors import UtlxCompileError
 from utlx.compiler.common.global_ops import check_prefetch
-from utlx.compiler.common.lowering import LOWERINGS, Lowering, remember_async_alloc
+from utlx.compiler.common.lowering import Lowering, register_lowering, remember_async_alloc
 from utlx.compiler.common.placeholders import Placeholder, dtype_of_name
 from utlx.compiler.common.target import Target, from_semantic
 from utlx.language._dispatch import register_compiler_impl
@@ -353,14 +353,19 @@ def _in_layout(low: Lowering, parts: dict[str, Any], layout: Any, elem: Any, sha
     return {k: low.convert(v, dtypes[k], shape, layout) for k, v in parts.items()}
 
 
-def _lower_buffer_load(low: Lowering, ph: Placeholder) -> None:
-    a = ph.attrs
-    gb = low.builder
-    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
+def _buffer_operands(low: Lowering, ph: Placeholder) -> tuple[Any, list[int], Any, dict[str, Any]]:
+    """``(element type, shape, layout, operands by name)`` of a buffer op, the operands converted to the layout
+    its copy was probed with (else the layout of its offsets)."""
+    elem, shape = dtype_of_name(ph.attrs["dtype"]), list(ph.attrs["shape"])
     copy = low.copy_layouts.get(id(ph))
     parts = _parts(ph)
-    layout = copy.layout if copy is not None else gb.get_gluon_layout_from_tensor(parts["offsets"])
-    parts = _in_layout(low, parts, layout, elem, shape)
+    layout = copy.layout if copy is not None else low.builder.get_gluon_layout_from_tensor(parts["offsets"])
+    return elem, shape, layout, _in_layout(low, parts, layout, elem, shape)
+
+
+def _lower_buffer_load(low: Lowering, ph: Placeholder) -> None:
+    a, gb = ph.attrs, low.builder
+    elem, shape, layout, parts = _buffer_operands(low, ph)
     ty = layouts.distributed_type(elem, shape, layout).to_ir(gb)
     v = gb.create_buffer_load(ty, ph.handles[0], parts["offsets"], _null(parts.get("mask")), _null(parts.get("other")),
                               compat.cache_modifier(a["cache"]))
@@ -368,13 +373,8 @@ def _lower_buffer_load(low: Lowering, ph: Placeholder) -> None:
 
 
 def _lower_buffer_store(low: Lowering, ph: Placeholder) -> None:
-    a = ph.attrs
-    gb = low.builder
-    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
-    copy = low.copy_layouts.get(id(ph))
-    parts = _parts(ph)
-    layout = copy.layout if copy is not None else gb.get_gluon_layout_from_tensor(parts["offsets"])
-    parts = _in_layout(low, parts, layout, elem, shape)
+    a, gb = ph.attrs, low.builder
+    parts = _buffer_operands(low, ph)[3]
     gb.create_buffer_store(parts["value"], ph.handles[0], parts["offsets"], _null(parts.get("mask")),
                            compat.cache_modifier(a["cache"]))
 
@@ -382,13 +382,8 @@ def _lower_buffer_store(low: Lowering, ph: Placeholder) -> None:
 def _lower_buffer_atomic_add(low: Lowering, ph: Placeholder) -> None:
     from triton._C.libtriton import ir
 
-    a = ph.attrs
-    gb = low.builder
-    elem, shape = dtype_of_name(a["dtype"]), list(a["shape"])
-    copy = low.copy_layouts.get(id(ph))
-    parts = _parts(ph)
-    layout = copy.layout if copy is not None else gb.get_gluon_layout_from_tensor(parts["offsets"])
-    parts = _in_layout(low, parts, layout, elem, shape)
+    a, gb = ph.attrs, low.builder
+    elem, _, _, parts = _buffer_operands(low, ph)
     kind = ir.ATOMIC_OP.FADD if elem.is_floating() else ir.ATOMIC_OP.ADD
     sem = {"acq_rel": ir.MEM_SEMANTIC.ACQUIRE_RELEASE, "acquire": ir.MEM_SEMANTIC.ACQUIRE,
            "release": ir.MEM_SEMANTIC.RELEASE, "relaxed": ir.MEM_SEMANTIC.RELAXED}[a["sem"]]
@@ -507,15 +502,13 @@ def _lower_warp_pipeline_border(low: Lowering, ph: Placeholder) -> None:
     low.builder.create_warp_pipeline_border(str(ph.attrs["label"]), int(ph.attrs["priority"]))
 
 
-LOWERINGS.update({
-    "assume_uniform": _lower_assume_uniform,
-    "buffer_load": _lower_buffer_load,
-    "buffer_store": _lower_buffer_store,
-    "buffer_atomic_add": _lower_buffer_atomic_add,
-    "buffer_load_to_local": _lower_buffer_load_to_local,
-    "amd_sched_barrier": _lower_sched_barrier,
-    "warp_pipeline_border": _lower_warp_pipeline_border,
-})
+register_lowering("assume_uniform", "hip")(_lower_assume_uniform)
+register_lowering("buffer_load", "hip")(_lower_buffer_load)
+register_lowering("buffer_store", "hip")(_lower_buffer_store)
+register_lowering("buffer_atomic_add", "hip")(_lower_buffer_atomic_add)
+register_lowering("buffer_load_to_local", "hip")(_lower_buffer_load_to_local)
+register_lowering("amd_sched_barrier", "hip")(_lower_sched_barrier)
+register_lowering("warp_pipeline_border", "hip")(_lower_warp_pipeline_border)
 
 
 @register_compiler_impl("prefetch", "hip")

@@ -10,35 +10,30 @@ from __future__ import annotations
 from typing import Any
 
 import triton.language as tl
+from tritonx.dsl import describe_value, unwrap
 
 from . import values
 from .errors import UtlxCompileError
 
-
-def _c(x: Any) -> Any:
-    """Unwrap ``constexpr`` (recursively for tuples/lists)."""
-    x = tl.core._unwrap_if_constexpr(x)
-    if isinstance(x, (tuple, list)):
-        return type(x)(_c(v) for v in x)
-    if isinstance(x, tl.tuple):
-        return tuple(_c(v) for v in x.values)
-    return x
-
-
-def _show(x: Any) -> str:
-    """A readable description of an argument for an error message (runtime tensors have no useful repr)."""
-    x = _c(x)
-    if isinstance(x, tl.tensor):
-        kind = f"a tensor of shape {_shape(x)}" if x.type.is_block() else f"a runtime {x.dtype} scalar"
-        return f"{kind} (not a compile-time value)"
-    if isinstance(x, (tuple, list)):
-        return "(" + ", ".join(_show(v) for v in x) + ")"
-    return repr(x)
+#: Unwrap ``constexpr`` (recursively for tuples/lists): ``tritonx.dsl``'s own helper.
+_c = unwrap
 
 
 def _shape(t: Any) -> list[int]:
-    """``t.shape`` as plain ints (tensor shapes hold ``constexpr``s, which print badly)."""
+    """``t.shape`` as plain ints (tensor shapes hold ``constexpr``s, which print badly). Not ``tritonx.dsl``'s
+    ``shape_of``: this also reads the shapes of utlx's buffer and view values, which are no ``tl`` tensors."""
     return [int(_c(s)) for s in t.shape]
+
+
+def _show(x: Any) -> str:
+    """A readable description of an argument for an error message (runtime tensors have no useful repr): how
+    ``tritonx.dsl`` describes a value, saying why a tensor is refused where a compile-time value is wanted."""
+    x = _c(x)
+    if isinstance(x, tl.tensor):
+        return f"{describe_value(x)} (not a compile-time value)"
+    if isinstance(x, (tuple, list)):
+        return "(" + ", ".join(_show(v) for v in x) + ")"
+    return describe_value(x)
 
 _CONSTEXPR_HINT = "declare the kernel parameter as tl.constexpr (or use a literal)"
 

@@ -27,7 +27,7 @@ from . import placeholders as placeholder
 from .args import _c, _ints, _shape, _show
 from .downgrade import downgrade
 from .errors import UtlxCompileError
-from .lowering import LOWERINGS, Lowering
+from .lowering import Lowering, register_lowering
 from .mem_ops import _stash, register_layout_spec
 from .placeholders import Placeholder, dtype_of_name
 from .target import from_semantic
@@ -280,9 +280,7 @@ def _module_target(module: Any) -> str:
     return str(target) if target is not None else ""
 
 
-LOWERINGS.update({
-    "require_layout": _lower_require_layout,
-    "extract_slice": _lower_extract_slice,
-    "dump_layout": _lower_marker,
-    "assert_same_layout": _lower_marker,
-})
+register_lowering("require_layout")(_lower_require_layout)
+register_lowering("extract_slice")(_lower_extract_slice)
+register_lowering("dump_layout")(_lower_marker)
+register_lowering("assert_same_layout")(_lower_marker)

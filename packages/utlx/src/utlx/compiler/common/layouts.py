@@ -27,7 +27,8 @@ ASYNC_COPY_OPS = ("async_load", "buffer_load_to_local")
 
 def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozenset()) -> dict[int, str]:
     """``{alloc uid: role}``: ``mma`` when a view of the buffer is a wgmma operand, ``dot`` when it is
-    read with ``local_load`` (register-staged dot operand), ``tma`` when TMA writes it, ``async`` when one of
+    read with ``local_load`` (register-staged dot operand), ``tma`` when TMA writes it, ``remote`` when another CTA
+    stores into it (``remote.py``: row-major, unswizzled), ``async`` when one of
     the AMD direct-to-LDS copies ``direct_copies`` (placeholder uids) writes it, else ``""``."""
     root: dict[int, int] = {}  # placeholder result id -> alloc uid
     roles: dict[int, str] = {}
@@ -56,6 +57,8 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
             uses = [(h.id(), "mma") for h in ph.handles[first:first + int(ph.attrs["mma_operands"])]]
         elif ph.name == "local_load" and ph.handles:
             uses = [(ph.handles[0].id(), "dot")]
+        elif ph.name == "remote_store_check" and ph.handles:  # remote stores address it row-major, unswizzled
+            uses = [(ph.handles[0].id(), "remote")]
         elif ph.name in ("async_descriptor_load", "async_descriptor_store") and ph.handles:
             uses = [(ph.handles[0].id(), "tma")]
         elif ph.name in ASYNC_COPY_OPS and ph.uid in direct_copies and ph.handles:
@@ -66,7 +69,7 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
                 continue
             # wgmma/TMA need NVMMA layouts and direct-to-LDS copies an unswizzled one; they win over the
             # register-path preference.
-            if roles.get(src) in ("mma", "tma", "async", "scales"):
+            if roles.get(src) in ("mma", "tma", "async", "scales", "remote"):
                 continue
             roles[src] = role
     return roles
@@ -117,7 +120,8 @@ def shared_layout(role: str, shape: list[int], dtype: Any, target: str, order: l
         per_phase = max(1, (128 * 8 // bits) // max(1, inner))
         max_phase = max(1, min(16, inner // vec))
         return ttgl.SwizzledSharedLayout(vec=vec, per_phase=per_phase, max_phase=max_phase, order=order)
-    if role == "dot" and rank == 2 and target.startswith("cuda"):
+    if role == "dot" and rank == 2 and target.startswith("cuda") and shape[0] >= 8:
+        # (NVMMA tiles are 8 rows: a buffer of fewer rows, e.g. a layer-norm row, keeps the plain layout below)
         return ttgl.NVMMASharedLayout(swizzle_byte_width=_nvmma_swizzle(shape, bits), element_bitwidth=bits,
                                       rank=rank)
     return ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=order)

@@ -6,7 +6,7 @@ be created with ``GluonOpBuilder`` and wired to the converted values. The rest o
 (coalescing, layout-conversion removal, fence insertion, ...) then treats them like the ops its own pipeliner makes,
 which is exactly how TLX kernels are compiled by Meta's fork.
 
-How: placeholders are visited in definition order; each op's lowering is registered by name
+How: placeholders are visited in definition order; each op's lowering is registered by name and backend
 (:func:`register_lowering`, next to the op's trace-time body). Memory-descriptor values are kept in a side table
 (``real``); tensor results are created with the placeholder's own converted type and substituted with
 ``replace_all_uses_with``. Each visited placeholder is then marked pure, and one canonicalizer run deletes them all.
@@ -128,20 +128,38 @@ def remember_async_alloc(low: Lowering, ph: Placeholder) -> None:
 
 _dtype = dtype_of_name
 
-#: placeholder name -> its lowering ``fn(low, ph)`` (registered by the module that traces the op)
-LOWERINGS: dict[str, Callable[[Lowering, Placeholder], None]] = {}
+#: ``(placeholder name, backend)`` -> its lowering ``fn(low, ph)``; backend ``"cuda"``, ``"hip"`` or ``"*"`` (every
+#: target). The one registry of lowerings: each op's module registers its own, next to its trace-time body.
+LOWERINGS: dict[tuple[str, str], Callable[[Lowering, Placeholder], None]] = {}
+
+#: The backends a lowering may be registered for (``"*"``: any).
+LOWERING_BACKENDS = ("*", "cuda", "hip")
 
 
-def register_lowering(name: str) -> Callable[[F], F]:
-    """Register ``fn(low, ph)`` as the lowering of placeholder ``name`` (one lowering per name)."""
+def register_lowering(name: str, backend: str = "*") -> Callable[[F], F]:
+    """Register ``fn(low, ph)`` as the lowering of placeholder ``name`` on ``backend`` (one per name and backend;
+    a backend's own lowering is chosen over the ``"*"`` one)."""
+    if backend not in LOWERING_BACKENDS:
+        raise ValueError(f"utlx: lowering of {name!r}: backend must be one of {LOWERING_BACKENDS}, got {backend!r}")
 
     def deco(fn: F) -> F:
-        if name in LOWERINGS and LOWERINGS[name] is not fn:
-            raise ValueError(f"utlx: placeholder {name!r} already has a lowering ({LOWERINGS[name].__qualname__})")
-        LOWERINGS[name] = fn
+        known = LOWERINGS.get((name, backend))
+        if known is not None and known is not fn:
+            raise ValueError(f"utlx: placeholder {name!r} already has a lowering for {backend!r} "
+                             f"({known.__qualname__})")
+        LOWERINGS[(name, backend)] = fn
         return fn
 
     return deco
+
+
+def lowering_for(name: str, target: Target | None) -> Callable[[Lowering, Placeholder], None] | None:
+    """The lowering of placeholder ``name`` for ``target``: its backend's, else the one for every target (no target
+    known: the only one registered, if there is one)."""
+    if target is not None:
+        return LOWERINGS.get((name, target.backend)) or LOWERINGS.get((name, "*"))
+    found = [fn for (op, _), fn in LOWERINGS.items() if op == name]
+    return found[0] if len(found) == 1 else LOWERINGS.get((name, "*"))
 
 
 @dataclass(frozen=True)
@@ -210,7 +228,7 @@ def lower_found(module: Any, found: list[Placeholder], arch: str | None, *, prob
     if not probe:
         _check_shared_memory(found)
     for ph in found:
-        fn = LOWERINGS.get(ph.name)
+        fn = lowering_for(ph.name, target)
         if fn is None:
             raise UtlxCompileError(ph.name, f"has no lowering in this version of utlx ({ph.describe()})")
         gb.set_insertion_point_after(ph.op)

@@ -104,16 +104,24 @@ def _shared_layout_spec(op: str, layout: Any, shape: list[int], target: Target) 
     if layout is None or isinstance(layout, (tlx_layouts.nv_mma_shared_layout_encoding,
                                              tlx_layouts.tensor_memory_layout_encoding)):
         return None
-    try:
-        spec = layouts.spec_of(layout, shape, target.warp_size)
-    except (TypeError, ValueError) as exc:
-        raise UtlxCompileError(op, f"'layout': {exc}") from None
+    spec = _layout_spec(op, layout, shape, target)
     if spec["kind"] not in layouts.SHARED_KINDS:
         raise UtlxCompileError(op, f"'layout' must be a shared-memory layout (swizzled_layout, swizzled, padded or "
                                f"shared linear), got {type(layout).__name__}")
     if spec["kind"] == "padded" and spec["shape"] != list(shape):
         raise UtlxCompileError(op, f"the padded layout is for shape {spec['shape']} but the buffer is {list(shape)}")
     return spec
+
+
+def _layout_spec(op: str, layout: Any, shape: list[int], target: Target) -> dict:
+    """The spec of an explicit layout for ``shape`` on ``target``; a layout it cannot describe is an error naming
+    ``op``."""
+    from . import layouts
+
+    try:
+        return layouts.spec_of(layout, shape, target.warp_size)
+    except (TypeError, ValueError) as exc:
+        raise UtlxCompileError(op, f"'layout': {exc}") from None
 
 
 def register_layout_spec(op: str, layout: Any, shape: list[int], target: Target, where: str = "") -> dict | None:
@@ -124,10 +132,7 @@ def register_layout_spec(op: str, layout: Any, shape: list[int], target: Target,
 
     if layout is None:
         return None
-    try:
-        spec = layouts.spec_of(layout, shape, target.warp_size)
-    except (TypeError, ValueError) as exc:
-        raise UtlxCompileError(op, f"'layout': {exc}") from None
+    spec = _layout_spec(op, layout, shape, target)
     if spec["kind"] not in layouts.DISTRIBUTED_KINDS:
         raise UtlxCompileError(op, f"'layout' must be a register layout (tlx.layout, amd_mfma_layout or "
                                f"dot_operand_layout), got {type(layout).__name__}")
@@ -155,7 +160,9 @@ def local_view(_semantic: Any, local_allocated_buffers: Any, buffer_idx: Any) ->
     idx = _i32(_semantic, buffer_idx, op, "buffer_idx")
     kind = {values.Barriers: "barrier", values.ClcResponses: "clc_response"}.get(type(bufs), "view")
     h = placeholders.emit(_semantic, op, {"kind": kind}, handles=[bufs.handle, idx], pure=True)
-    return values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1, group_warps=bufs.type.group_warps)
+    view = values.make(kind, h, shape=bufs.shape, dtype=bufs.dtype, num=1, group_warps=bufs.type.group_warps)
+    view.view_of = (bufs, idx)  # which buffer of which allocation (remote stores address it from the allocation)
+    return view
 
 
 @register_compiler_impl("local_slice")

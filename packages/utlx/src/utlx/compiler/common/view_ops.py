@@ -3,8 +3,8 @@
 
 Why a module of their own: each view is a new memory descriptor over the same bytes (``ttg.memdesc_trans``,
 ``ttg.memdesc_reinterpret``, ``ttg.memdesc_reshape``, ``ttg.memdesc_subslice``). The trace-time bodies check
-the arguments and emit a placeholder; the lowerings below build the descriptor and register themselves in
-:data:`utlx.compiler.lowering.LOWERINGS`. ``local_gather``/``local_scatter`` are ``ttg.local_gather`` /
+the arguments and emit a placeholder; the lowerings below build the descriptor and register themselves for every target
+(:func:`utlx.compiler.common.lowering.register_lowering`). ``local_gather``/``local_scatter`` are ``ttg.local_gather`` /
 ``ttg.local_scatter`` (Triton 3.7+; a compile error naming the op on 3.6). ``local_trans`` is what the
 Hopper attention kernels feed to wgmma as ``K^T``: wgmma reads a transposed NVMMA-swizzled buffer directly
 (its "transpose B" mode), so no copy is made.
@@ -23,7 +23,7 @@ from . import layouts, values
 from . import placeholders as placeholder
 from .args import _c, _expect, _ints, _shape, _show
 from .errors import UtlxCompileError
-from .lowering import LOWERINGS, Lowering
+from .lowering import Lowering, register_lowering
 from .mem_ops import _shared_layout_spec
 from .placeholders import Placeholder
 from .target import from_semantic
@@ -217,10 +217,8 @@ def _lower_local_scatter(low: Lowering, ph: Placeholder) -> None:
     low.builder.create_local_scatter(dst, ph.tensors[0], ph.tensors[1], int(ph.attrs["axis"]))
 
 
-LOWERINGS.update({
-    "local_trans": _lower_local_trans,
-    "local_reinterpret": _lower_local_reinterpret,
-    "local_reshape": _lower_local_reshape,
-    "local_gather": _lower_local_gather,
-    "local_scatter": _lower_local_scatter,
-})
+register_lowering("local_trans")(_lower_local_trans)
+register_lowering("local_reinterpret")(_lower_local_reinterpret)
+register_lowering("local_reshape")(_lower_local_reshape)
+register_lowering("local_gather")(_lower_local_gather)
+register_lowering("local_scatter")(_lower_local_scatter)

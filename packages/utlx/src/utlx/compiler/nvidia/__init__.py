@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     global_ops,
     mma_ops,
     refusals,
+    remote,
     stages,
     sync_ops,
     tasks,

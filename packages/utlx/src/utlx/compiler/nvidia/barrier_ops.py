@@ -37,7 +37,11 @@ def alloc_barriers(_semantic: Any, num_barriers: Any, arrive_count: Any = 1) -> 
 
 
 def _barrier(op: str, bar: Any) -> values.BarrierView:
-    return _expect(op, bar, values.BarrierView, "bar")
+    view = _expect(op, bar, values.BarrierView, "bar")
+    if op != "barrier_arrive" and getattr(view, "remote_cta_rank", None) is not None:
+        raise UtlxCompileError(op, "a remote_view of a barrier can only be arrived on (tlx.barrier_arrive): a CTA "
+                               "waits on and expects bytes on its own barriers")
+    return view
 
 
 @register_compiler_impl("barrier_expect_bytes", *NVIDIA)
@@ -73,6 +77,8 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any = 1, remote_cta_r
     count = _c(arrive_count)
     if not isinstance(count, int) or count < 1:
         raise UtlxCompileError(op, f"'arrive_count' must be a compile-time int >= 1, got {count!r}")
+    if _c(remote_cta_rank) is None:  # a remote_view(bar, rank) names its CTA itself
+        remote_cta_rank = getattr(b, "remote_cta_rank", None)
     remote = _c(remote_cta_rank) is not None
     if remote:  # the same barrier in cluster CTA `remote_cta_rank` (mapa + a shared::cluster arrive)
         uid = cluster_mark(_semantic, op, "remote_arrive", cluster_rank(_semantic, remote_cta_rank, op))
@@ -154,7 +160,7 @@ def _lower_barrier_arrive(low: Lowering, ph: Placeholder) -> None:
     compat.create_mbarrier_arrive(low.builder, bar, int(ph.attrs["count"]), ph.handles[1])
 
 
-register_lowering("alloc_barriers")(_lower_alloc_barriers)
-register_lowering("barrier_expect_bytes")(_lower_expect)
-register_lowering("barrier_wait")(_lower_barrier_wait)
-register_lowering("barrier_arrive")(_lower_barrier_arrive)
+register_lowering("alloc_barriers", "cuda")(_lower_alloc_barriers)
+register_lowering("barrier_expect_bytes", "cuda")(_lower_expect)
+register_lowering("barrier_wait", "cuda")(_lower_barrier_wait)
+register_lowering("barrier_arrive", "cuda")(_lower_barrier_arrive)

@@ -42,8 +42,17 @@ def cluster_mark(_semantic: Any, op: str, kind: str, operand: Any = None, uid: i
     b = _semantic.builder
     operands, constraints = ([operand], "=r,r") if operand is not None else ([], "=r")
     uid = next(_MARKER_IDS) if uid is None else uid
-    b.create_inline_asm(cluster_ptx.marker(kind, uid), constraints, operands, [b.get_int32_ty()], False, 1)
+    b.create_inline_asm(cluster_ptx.marker(kind, uid, operand is not None), constraints, operands,
+                        [b.get_int32_ty()], False, 1)
     return uid
+
+
+def cluster_end_value(_semantic: Any, uid: int, operand: Any) -> Any:
+    """The ``end`` marker of ``uid`` as an i32 value, over an i32 ``operand``: kinds with an end form (an address
+    probe) fill it in from what the enclosed instruction revealed."""
+    b = _semantic.builder
+    return b.create_inline_asm(cluster_ptx.marker("end", uid, True), "=r,r", [operand], [b.get_int32_ty()], False,
+                               1).get_result(0)
 
 
 def multicast_mask(_semantic: Any, targets: Any, op: str) -> Any:

@@ -197,6 +197,6 @@ def _lower_fence(low: Lowering, ph: Placeholder) -> None:
     low.builder.create_fence_async_shared(False)
 
 
-register_lowering("async_dot")(_lower_async_dot)
-register_lowering("async_dot_wait")(_lower_async_dot_wait)
-register_lowering("fence_async_shared")(_lower_fence)
+register_lowering("async_dot", "cuda")(_lower_async_dot)
+register_lowering("async_dot_wait", "cuda")(_lower_async_dot_wait)
+register_lowering("fence_async_shared", "cuda")(_lower_fence)

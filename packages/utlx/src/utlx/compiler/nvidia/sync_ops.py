@@ -11,8 +11,8 @@ and no lowering step are needed.
   which is why TLX kernels pick ids such as 9 and 10).
 - ``fence("gpu" | "sys")``: ``fence.acq_rel.gpu`` / ``.sys``; ``fence("async_shared")`` is
   ``fence_async_shared`` (``fence.proxy.async``).
-- ``cluster_barrier()``: ``barrier.cluster.arrive`` + ``wait``. Stock Triton launches no clusters, so
-  every CTA is its own one-CTA cluster and this synchronises the CTA's threads (all of them, across
+- ``cluster_barrier()``: ``barrier.cluster.arrive`` + ``wait``: every thread of every CTA of the cluster
+  (``ctas_per_cga``: :mod:`.cluster_launch`); without one, the CTA's threads (all of them, across
   warp-specialized partitions).
 - ``fence_mbarrier_init_cluster()``: ``fence.mbarrier_init.release.cluster`` (sm_90).
 - ``cluster_cta_rank()`` / ``cluster_size_1d()``: ``%cluster_ctarank`` / ``%cluster_nctarank``
@@ -108,7 +108,7 @@ def fence(_semantic: Any, scope: Any) -> None:
 
 @register_compiler_impl("cluster_barrier", *NVIDIA)
 def cluster_barrier(_semantic: Any) -> None:
-    """Synchronise every thread of every CTA of the cluster (one CTA under stock Triton)."""
+    """Synchronise every thread of every CTA of the cluster (the CTA alone without ``ctas_per_cga``)."""
     _sm90("cluster_barrier", _semantic)
     _asm(_semantic, "mov.u32 $0, 0;\n\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;", "=r", [],
          tl.int32, pure=False)

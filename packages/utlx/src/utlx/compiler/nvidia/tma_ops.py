@@ -52,9 +52,13 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
     target = from_semantic(_semantic)
     view = _expect(op, result, values.SharedView, "result")
     bar = _barrier(op, barrier)
-    if _c(two_ctas):
+    pair = bool(_c(two_ctas))
+    if pair and target.capability < 100:
         raise UtlxCompileError(op, "two_ctas (cta_group::2) TMA needs sm_100", target=target.name,
                                hint="on Hopper, share a box between the CTAs of a cluster with multicast_targets")
+    if pair and _c(multicast_targets):
+        raise UtlxCompileError(op, "two_ctas together with multicast_targets is not compiled by utlx",
+                               target=target.name)
     if desc.dtype != view.dtype:
         raise UtlxCompileError(op, f"dtype mismatch: descriptor {desc.dtype} vs buffer {view.dtype}")
     targets = _c(multicast_targets)
@@ -62,6 +66,11 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
     anchor = _desc_anchor(_semantic, op, desc, offsets, view.shape)
     if mask is not None:  # the box lands at the same offset in every target CTA (cluster_ptx)
         uid = cluster_mark(_semantic, op, "multicast", mask)
+    elif pair:  # completes on the pair leader's barrier (blackwell/two_cta.py)
+        from .blackwell import two_cta
+
+        mask = two_cta.leader_rank(_semantic).handle
+        uid = cluster_mark(_semantic, op, "tma2", mask)
     placeholders.emit(_semantic, op, {}, handles=[view.handle, bar.handle, _i1(_semantic, pred, op, "pred")],
                      tensors=[anchor])
     if mask is not None:
@@ -127,6 +136,6 @@ def _lower_tma_store_wait(low: Lowering, ph: Placeholder) -> None:
     compat.create_tma_store_wait(low.builder, int(ph.attrs["n"]))
 
 
-register_lowering("async_descriptor_load")(_lower_tma_load)
-register_lowering("async_descriptor_store")(_lower_tma_store)
-register_lowering("async_descriptor_store_wait")(_lower_tma_store_wait)
+register_lowering("async_descriptor_load", "cuda")(_lower_tma_load)
+register_lowering("async_descriptor_store", "cuda")(_lower_tma_store)
+register_lowering("async_descriptor_store_wait", "cuda")(_lower_tma_store_wait)

@@ -308,5 +308,5 @@ def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placehold
 
 
 # Markers of async_tasks regions: built into ttg.warp_specialize by lower_region.
-register_lowering("async_task")(lower_task_marker)
-register_lowering("async_tasks")(lower_region)
+register_lowering("async_task", "cuda")(lower_task_marker)
+register_lowering("async_tasks", "cuda")(lower_region)

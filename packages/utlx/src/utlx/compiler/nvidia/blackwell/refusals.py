@@ -1,11 +1,11 @@
 """TLX ops that only Blackwell (sm_100) can run: a clear compile error instead of a missing body.
 
-Why: tensor memory, ``tcgen05`` MMAs and commits, cluster launch control (CLC), 2-CTA clusters and
-remote shared memory have no Hopper or AMD equivalent. A TLX kernel that uses them and is compiled for
-sm_90 or an AMD GPU gets an error naming the op, the target and what it needs, at the op's source line.
-Where utlx has a Blackwell body for an op (CLC: :mod:`.clc`), that body serves cuda:100 (the most specific
-registration wins) and these serve the other targets; for the ops utlx does not compile on cuda:100 yet, the
-cuda:100 case says so.
+Why: tensor memory, ``tcgen05`` MMAs and commits, cluster launch control (CLC) and 2-CTA clusters have no
+Hopper or AMD equivalent (remote shared memory has one on sm_90: ``..remote``; AMD and sm_80 refuse it here).
+A TLX kernel that uses them and is compiled for sm_90 or an AMD GPU gets an error naming the op, the target and
+what it needs, at the op's source line. Where utlx has a Blackwell body for an op (CLC: :mod:`.clc`; 2-CTA:
+:mod:`.two_cta`), that body serves cuda:100 (the most specific registration wins) and these serve the other
+targets; for the ops utlx does not compile on cuda:100 yet, the cuda:100 case says so.
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ BLACKWELL_OPS: dict[str, str] = {
     "tcgen05_commit": "tcgen05 MMA completion tracking",
     "tmem_copy": "tensor memory (TMEM)",
     "async_dot_scaled": "tcgen05 block-scaled MMA",
-    "remote_view": "remote (2-CTA cluster) shared memory",
-    "remote_shmem_store": "remote (2-CTA cluster) shared memory",
-    "async_remote_shmem_store": "remote (2-CTA cluster) shared memory",
     "async_remote_shmem_copy": "remote (2-CTA cluster) shared memory",
     "_alloc_clc_responses": "cluster launch control (CLC)",
     "_clc_issue": "cluster launch control (CLC)",
@@ -55,6 +52,23 @@ def _make(op: str, feature: str) -> Any:
     return body
 
 
+#: Cluster ops that sm_90 has too (``..remote``): elsewhere (AMD, sm_80) an error naming what they need.
+CLUSTER_OPS = ("remote_view", "remote_shmem_store", "async_remote_shmem_store")
+
+
+def _cluster_only(op: str) -> Any:
+    def body(_semantic: Any, *args: Any, **kwargs: Any) -> Any:
+        target = from_semantic(_semantic)
+        raise UtlxCompileError(op, "needs distributed shared memory (a thread-block cluster, sm_90 or newer), "
+                               "which this target does not have", target=target.name)
+
+    body.__name__ = op
+    body.__doc__ = "Cluster-only (distributed shared memory): a compile error naming the op and the target."
+    return body
+
+
 for _op, _feature in BLACKWELL_OPS.items():
     register_compiler_impl(_op)(_make(_op, _feature))
+for _op in CLUSTER_OPS:
+    register_compiler_impl(_op)(_cluster_only(_op))
 del _op, _feature

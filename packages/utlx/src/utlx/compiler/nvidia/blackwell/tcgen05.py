@@ -22,8 +22,9 @@ from utlx.compiler.common.placeholders import Placeholder
 from utlx.compiler.common.target import from_semantic
 from utlx.language._dispatch import register_compiler_impl
 
+from ..cluster_marks import cluster_mark
 from ..targets import BLACKWELL
-from . import gluon
+from . import gluon, two_cta
 from .tmem import is_tmem
 
 #: Accumulator element types of tcgen05.mma (kind::f16 accumulates in fp32 or fp16, kind::i8 in int32).
@@ -64,12 +65,16 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
                                hint="allocate it with tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)")
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise UtlxCompileError(op, f"A and B must be 2-D, got {list(a.shape)} and {list(b.shape)}")
+    pair = bool(_c(two_ctas))
     M, K = a.shape
-    K2, N = b.shape
+    K2, N_b = b.shape
+    N = 2 * N_b if pair else N_b  # two_ctas: each CTA holds half of B's columns, the accumulator all of them
     if K != K2:
-        raise UtlxCompileError(op, f"shape mismatch: A is {M}x{K} but B is {K2}x{N} (inner dimensions differ)")
+        raise UtlxCompileError(op, f"shape mismatch: A is {M}x{K} but B is {K2}x{N_b} (inner dimensions differ)")
     if list(acc.shape) != [M, N]:
-        raise UtlxCompileError(op, f"acc must be {M}x{N} (A is {M}x{K}, B is {K2}x{N}), got {list(acc.shape)}")
+        half = " (two_ctas: B holds this CTA's half of the N columns)" if pair else ""
+        raise UtlxCompileError(op, f"acc must be {M}x{N} (A is {M}x{K}, B is {K2}x{N_b}{half}), got "
+                               f"{list(acc.shape)}")
     if a.dtype != b.dtype:
         raise UtlxCompileError(op, f"dtype mismatch: A is {a.dtype}, B is {b.dtype}")
     if M not in (64, 128):
@@ -80,17 +85,23 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any = None, use_acc: Any = No
         raise UtlxCompileError(op, f"K must be at least 16, got K={K}")
     if acc.dtype not in ACC_DTYPES:
         raise UtlxCompileError(op, f"acc dtype {acc.dtype} is not a tcgen05 accumulator type (fp32, fp16, int32)")
-    if _c(two_ctas):
-        raise UtlxCompileError(op, "two_ctas (cta_group::2 MMA across a CTA pair) is not compiled by utlx yet",
-                               target=target.name, hint="use one CTA per tile (two_ctas=False)")
     bars = _barrier_list(op, mBarriers)
+    if pair:
+        two_cta.check_mma(op, target, M, N, bool(bars) or bool(_c(force_async)), is_tmem(a))
     handles = [a.handle, b.handle, acc.handle]
     use_acc_c = _c(use_acc)
     handles.append(_semantic.builder.get_int1(True) if use_acc_c is None else _i1(_semantic, use_acc, op, "use_acc"))
-    handles.append(_i1(_semantic, pred, op, "pred"))
+    pred_h = _i1(_semantic, pred, op, "pred")
+    if pair:  # only the pair's even CTA issues the MMA
+        pred_h = _semantic.and_(tl.tensor(pred_h, tl.int1), two_cta.leader(_semantic)).handle
+    handles.append(pred_h)
     handles += [bar.handle for bar in bars]
     attrs = {"a_tmem": is_tmem(a), "nbars": len(bars), "sync": not bars and not bool(_c(force_async)),
              "mma_operands": 1 if is_tmem(a) else 2, "mma_operand_first": 1 if is_tmem(a) else 0}
+    two_cta.record_mode(_semantic, op, pair, target)
+    if pair:
+        attrs["acc_cols"] = N_b  # the leader's one-CTA MMA writes N/2 columns; the rewrite widens it to N
+        cluster_mark(_semantic, op, "end", uid=cluster_mark(_semantic, op, "pair_mode"))  # 2-CTA mode (two_cta)
     placeholders.emit(_semantic, "tcgen05_mma", attrs, handles=handles)
     return None
 
@@ -101,9 +112,11 @@ def tcgen05_commit(_semantic: Any, mBarrier: Any, two_ctas: Any = False) -> None
     op = "tcgen05_commit"
     gluon.require_support(op, from_semantic(_semantic))
     bar = _expect(op, _c(mBarrier), values.BarrierView, "mBarrier")
-    if _c(two_ctas):
-        raise UtlxCompileError(op, "two_ctas commits (cta_group::2) are not compiled by utlx yet",
-                               target=from_semantic(_semantic).name)
+    if _c(two_ctas):  # the pair's even CTA commits, arriving on the barrier in both CTAs of the pair
+        uid = cluster_mark(_semantic, op, "commit2")
+        placeholders.emit(_semantic, "tcgen05_commit", {}, handles=[bar.handle, two_cta.leader(_semantic).handle])
+        cluster_mark(_semantic, op, "end", uid=uid)
+        return None
     placeholders.emit(_semantic, "tcgen05_commit", {}, handles=[bar.handle])
     return None
 
@@ -117,6 +130,8 @@ def _lower_mma(low: Lowering, ph: Placeholder) -> None:
     a = gluon.tmem(low, ph, 0, "A operand") if ph.attrs.get("a_tmem") else gluon.Handle(low.handle(ph, 0, "A operand"))
     b = gluon.Handle(low.handle(ph, 1, "B operand"))
     acc = gluon.tmem(low, ph, 2, "accumulator")
+    if ph.attrs.get("acc_cols"):  # two_ctas: the leader's own half, widened to the pair's N in the PTX
+        acc = acc.slice(0, int(ph.attrs["acc_cols"]), _semantic=sem)
     use_acc, pred = gluon.i1(ph.handles[3]), gluon.i1(ph.handles[4])
     bars = [gluon.Handle(low.handle(ph, 5 + i, "barrier")) for i in range(int(ph.attrs.get("nbars", 0)))]
     preds = None
@@ -148,7 +163,8 @@ def _null_barrier(low: Lowering) -> Any:
 
 
 def _lower_commit(low: Lowering, ph: Placeholder) -> None:
-    _blackwell().tcgen05_commit(gluon.Handle(low.handle(ph, 0, "barrier")), _semantic=gluon.semantic(low))
+    pred = gluon.i1(ph.handles[1]) if len(ph.handles) > 1 else True
+    _blackwell().tcgen05_commit(gluon.Handle(low.handle(ph, 0, "barrier")), pred=pred, _semantic=gluon.semantic(low))
 
 
 def _blackwell() -> Any:
