@@ -169,7 +169,7 @@ def _remote_store(_semantic: Any, op: str, kind: str, dst: Any, src: Any, remote
     ptrs = _semantic.cast(_semantic.cast(addr, tl.int64), tl.pointer_type(src.dtype))
     uid = cluster_mark(_semantic, op, kind, bar_remote.handle if bar_remote is not None else
                        _semantic.to_tensor(0).handle)
-    _semantic.store(ptrs, src, None, None, "", "")
+    tl.store(ptrs, src, _semantic=_semantic)  # the language call: its semantic signature differs on 3.9
     cluster_mark(_semantic, op, "end", uid=uid)
     placeholders.emit(_semantic, "remote_store_check", {"op": op}, handles=[view.handle])
 
