@@ -6,6 +6,8 @@ The submodules mirror the modules of Meta's ``triton.language.extra.tlx`` packag
 ``triton.language.extra.tlx.<module>`` onto one of them.
 """
 
+from tritonx import dsl as _dsl
+
 from utlx.language import (  # noqa: F401  (the fork's modules outside tlx)
     inline_ptx_lib,
     subtile_ops,
@@ -69,10 +71,15 @@ from utlx.language.warp_ops import *  # noqa: F403
 from utlx.language.warp_ops import __all__ as _warp_all
 from utlx.language.warp_pipeline import warp_pipeline_stage  # noqa: F401  (re-exported through TYPES)
 
-#: Every op of the surface (the builtins a TLX kernel calls as ``tlx.<name>``).
-OPS: tuple[str, ...] = tuple(
-    sorted({*_barrier_all, *_clc_all, *_mem_all, *_mma_all, *_tasks_all, *_utility_all, *_warp_all})
-)
+_SURFACE = {*_barrier_all, *_clc_all, *_mem_all, *_mma_all, *_tasks_all, *_utility_all, *_warp_all}
+
+#: Every op of the surface (the builtins a TLX kernel calls as ``tlx.<name>``: ``tritonx.dsl`` ops of utlx's
+#: language).
+OPS: tuple[str, ...] = tuple(sorted(n for n in _SURFACE if isinstance(globals()[n], _dsl.Op)))
+
+#: ``@triton.jit`` helpers of the surface, written in plain Triton (the fork's ``warp_ops.warp_redux``): no op
+#: of their own, so they compile for every target and run under the interpreter as they are.
+JIT_HELPERS: tuple[str, ...] = tuple(sorted(_SURFACE - set(OPS)))
 
 #: The classes and helpers of TLX's surface that are not ops (TLX exports them under these names;
 #: ``storage_alias_spec`` is the op, its value class is ``storage_alias_spec_type_class`` as in TLX).
@@ -112,6 +119,7 @@ TYPES: tuple[str, ...] = (
 )
 
 __all__ = [
+    "JIT_HELPERS",
     "OPS",
     "TYPES",
     "UtlxDispatchError",
@@ -122,5 +130,6 @@ __all__ = [
     "register_value_class",
     "registered_ops",
     *OPS,
+    *JIT_HELPERS,
     *TYPES,
 ]
