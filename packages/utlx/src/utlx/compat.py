@@ -638,6 +638,12 @@ def tensor_data(value: Any) -> Any:
     return value.handle.data
 
 
+def interpreted_function_class() -> type:
+    """``InterpretedFunction``: ``run(*args, grid, warmup, **kwargs)`` launches a kernel under the interpreter, and
+    ``rewritten_fn`` maps each kernel to the function it runs per program (same on 3.6-3.9)."""
+    return interpreter().InterpretedFunction
+
+
 def interpreter_builder_class() -> type:
     """``InterpreterBuilder``: its ``create_dot(a, b, d, input_precision, max_num_imprecise_acc)`` computes
     ``tl.dot`` on the CPU (same method and arguments on 3.6-3.9)."""

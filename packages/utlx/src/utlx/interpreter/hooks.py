@@ -30,6 +30,7 @@ from tritonx import seams
 from tritonx.seams import Seam
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import shifts as _shifts
 from utlx.interpreter import state as _state
 from utlx.interpreter.fp8 import create_fp_to_fp
@@ -187,6 +188,20 @@ def bf16_dot(original: Callable[..., Any]) -> Callable[..., Any]:
     return create_dot
 
 
+def cluster_run(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``InterpretedFunction.run`` that takes the launch's ``ctas_per_cga`` (which the interpreter's grid loop
+    would drop) so the CTAs of each cluster run together (:mod:`utlx.interpreter.cluster`)."""
+
+    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
+        if not _state.launch_active():
+            _cluster.take_launch_kwargs(kwargs)
+        else:
+            kwargs.pop("ctas_per_cga", None)
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    return run
+
+
 class _TransformerChain:
     """Stands in for ``FunctionRewriter.ast_transformer``: utlx's rewrite, then the interpreter's own."""
 
@@ -207,6 +222,10 @@ SEAMS: tuple[Seam, ...] = (
          make=_TransformerChain,
          reason="under TRITON_INTERPRET=1 async_task bodies are rewritten to run as threads before the "
                 "interpreter's own rewrite"),
+    Seam("utlx.interpreter-cluster-launch", where=lambda: (_compat.interpreted_function_class(), "run"),
+         make=cluster_run,
+         reason="under TRITON_INTERPRET=1 a launch with ctas_per_cga runs the CTAs of each cluster together (the "
+                "interpreter alone drops the keyword and runs one program at a time)"),
     Seam("utlx.interpreter-bf16-dot", where=lambda: (_compat.interpreter_builder_class(), "create_dot"),
          make=bf16_dot,
          reason="the interpreter's bf16 tl.dot multiplies uint16 bit patterns (Triton 3.6-3.9); utlx computes it in "

@@ -101,7 +101,10 @@ def guard_cancelled(tree: ast.AST) -> ast.AST:
     program was cancelled: how the grid loop skips the programs ``try_cancel`` took."""
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
-            check = ast.parse(f"if __import__({__name__!r}, fromlist=['_']).program_cancelled():\n    return\n").body[0]
+            # ``skip_program`` also runs a cluster launch's CTAs together (utlx.interpreter.cluster); at the entry,
+            # ``locals()`` are the kernel's arguments
+            check = ast.parse("if __import__('utlx.interpreter.cluster', fromlist=['_']).skip_program(locals()):\n"
+                              "    return\n").body[0]
             ast.copy_location(check, node)
             for child in ast.walk(check):
                 ast.copy_location(child, node)

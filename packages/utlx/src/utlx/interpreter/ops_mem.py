@@ -9,12 +9,14 @@ import numpy as np
 from triton.language import core as tl
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
 from utlx.interpreter.aliasing import AliasSpec
 from utlx.interpreter.barriers import Barrier, BarrierArray
 from utlx.interpreter.errors import UtlxHazardError, UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.memory import Allocation, BufferView
 from utlx.interpreter.state import InFlight
+from utlx.interpreter.tasks import yield_now
 from utlx.language._dispatch import register_interpreter_impl as impl
 from utlx.language.types import storage_kind
 
@@ -97,6 +99,7 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any, 
     alloc = Allocation(shape_t, dtype, n, storage.value, name, loc, reuse=base)
     if isinstance(reuse, AliasSpec):
         reuse.add_user(alloc)
+    _state.current().allocated(alloc)
     return BufferView(alloc)
 
 
@@ -190,11 +193,12 @@ def local_load(_semantic: Any, src: Any, token: Any, layout: Any = None, relaxed
     return _compat.make_tensor(view.data.copy(), view.dtype)
 
 
-def _write(view: Any, src: Any, op: str, loc: Any) -> Any:
-    """Write tensor ``src`` into buffer ``view`` for ``op`` (its race check first); returns the program's state."""
+def _write(view: Any, src: Any, op: str, loc: Any, st: Any = None) -> Any:
+    """Write tensor ``src`` into buffer ``view`` for ``op`` (its race check first); returns the state of the CTA
+    owning ``view`` (``st``: a cluster peer's, for a remote store; default: the running program's)."""
     if not isinstance(src, tl.tensor):
         raise UtlxInterpreterError(f"{op}: 'src' must be a tensor, got {src!r}{where(loc)}")
-    st = _state.current()
+    st = _state.current() if st is None else st
     st.check_write(view, op, loc)
     view.data[...] = _fit(op, view, src)
     return st
@@ -372,37 +376,54 @@ def fence_async_shared(_semantic: Any) -> None:
     _state.current().unfenced.clear()
 
 
-def _local_rank(remote_cta_rank: Any, op: str) -> None:
-    """The interpreter runs clusters of one CTA: the only CTA a remote op can name is this one (rank 0)."""
-    rank = _compat.to_int(remote_cta_rank, f"{op} remote_cta_rank")
-    if rank != 0:
-        raise UtlxInterpreterError(f"{op}: remote_cta_rank={rank}, but the interpreter runs clusters of one CTA "
-                                   f"(cluster_size_1d() == 1), so the only rank is 0{where(kernel_location(1))}")
+def _rank(remote_cta_rank: Any, op: str) -> int:
+    return _compat.to_int(remote_cta_rank, f"{op} remote_cta_rank")
+
+
+def peer_barrier(bar: Barrier, rank: int, op: str) -> Barrier:
+    """The same mbarrier in the shared memory of cluster CTA ``rank``."""
+    array = getattr(bar, "array", None)
+    if array is None:
+        if rank == _cluster.cta_rank():
+            return bar
+        raise UtlxInterpreterError(f"{op}: barrier {bar.name} does not come from alloc_barriers, so it has no copy "
+                                   f"in cluster CTA {rank}{where(kernel_location(1))}")
+    return _cluster.peer_of(array, rank, op).barriers[bar.index]
+
+
+def peer_buffer(view: BufferView, rank: int, op: str) -> BufferView:
+    """The same view of the same buffer in the shared memory of cluster CTA ``rank``."""
+    alloc = _cluster.peer_of(view.alloc, rank, op)
+    return BufferView(alloc, view.index, view.slices, view.perm, view.reinterpret)
 
 
 @impl("remote_view")
 def remote_view(_semantic: Any, local_allocated_buffer: Any, remote_cta_rank: Any) -> Barrier:
     bar = _barrier(local_allocated_buffer, "remote_view", "local_allocated_buffer")
-    _local_rank(remote_cta_rank, "remote_view")
-    return bar
+    return peer_barrier(bar, _rank(remote_cta_rank, "remote_view"), "remote_view")
 
 
 @impl("remote_shmem_store")
 def remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any) -> None:
-    _local_rank(remote_cta_rank, "remote_shmem_store")
-    local_store(_semantic, dst, src)
+    loc = kernel_location()
+    rank = _rank(remote_cta_rank, "remote_shmem_store")
+    view = peer_buffer(_buffer(dst, "remote_shmem_store", "dst"), rank, "remote_shmem_store")
+    st = _write(view, src, "remote_shmem_store", loc, _cluster.peer_state(rank, "remote_shmem_store"))
+    st.unfenced.append(InFlight("remote_shmem_store", view.region, view.name, loc))
 
 
 @impl("async_remote_shmem_store")
 def async_remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any, barrier: Any) -> None:
+    op = "async_remote_shmem_store"
     loc = kernel_location()
-    _local_rank(remote_cta_rank, "async_remote_shmem_store")
-    view = _buffer(dst, "async_remote_shmem_store", "dst")
-    bar = _barrier(barrier, "async_remote_shmem_store", "barrier")
-    st = _write(view, src, "async_remote_shmem_store", loc)
-    # like a TMA copy: visible once a wait on ``barrier`` sees the phase the delivered bytes complete
-    st.tma_loads.append(InFlight("async_remote_shmem_store", view.region, view.name, loc, bar, bar.completions + 1))
+    rank = _rank(remote_cta_rank, op)
+    view = peer_buffer(_buffer(dst, op, "dst"), rank, op)
+    bar = peer_barrier(_barrier(barrier, op, "barrier"), rank, op)
+    st = _write(view, src, op, loc, _cluster.peer_state(rank, op))
+    # like a TMA copy: visible in the peer once a wait on its ``barrier`` sees the phase the bytes complete
+    st.tma_loads.append(InFlight(op, view.region, view.name, loc, bar, bar.completions + 1))
     bar.deliver(view.nbytes)
+    yield_now()
 
 
 class DescriptorStorage:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from utlx import compat as _compat
 from utlx.interpreter.barriers import Barrier
@@ -105,6 +107,16 @@ class ProgramState:
         self.regions: list[object] = []  # open async_tasks regions (tasks.TaskRegion)
         self.named_barriers: dict[int, object] = {}  # bar id -> barriers.NamedBarrier
         self.tcgen05_signals: list[Tcgen05Signal] = []
+        self.shared: list[object] = []  # allocations and barrier arrays in creation order (peers map by position)
+        self._ordinals: dict[int, int] = {}
+
+    # -- what the CTA allocated (a cluster peer names its copy by position) ---------------------------
+    def allocated(self, obj: object) -> None:
+        self._ordinals[id(obj)] = len(self.shared)
+        self.shared.append(obj)
+
+    def ordinal(self, obj: object) -> int | None:
+        return self._ordinals.get(id(obj))
 
     # -- queues ------------------------------------------------------------------------------------
     def task(self) -> TaskAsync:
@@ -245,6 +257,7 @@ class ProgramState:
 
 
 _states: dict[tuple[object, ...], ProgramState] = {}
+_cluster_objects: dict[tuple[object, ...], object] = {}
 _launch = {"id": 0, "active": 0}
 
 
@@ -257,6 +270,17 @@ def begin_launch() -> None:
 def end_launch() -> None:
     _launch["active"] = max(0, _launch["active"] - 1)
     _states.clear()
+    _cluster_objects.clear()
+    if not _launch["active"]:
+        from utlx.interpreter import cluster
+
+        cluster.end_launch()
+
+
+def end_cluster() -> None:
+    """The CTAs of a cluster finished: forget their state."""
+    _states.clear()
+    _cluster_objects.clear()
 
 
 def launch_active() -> bool:
@@ -270,9 +294,28 @@ def launch_id() -> int:
 
 def current() -> ProgramState:
     """State of the program id now being interpreted (a new one for each program of each launch)."""
-    key = (_launch["id"], _compat.grid_idx())
+    from utlx.interpreter import cluster
+
+    key = (_launch["id"], tuple(_compat.grid_idx()))
     state = _states.get(key)
     if state is None:
-        _states.clear()  # programs run one after another: the previous one is finished
+        if not cluster.in_cta_thread():
+            _states.clear()  # programs run one after another: the previous one is finished
         state = _states[key] = ProgramState(key)
     return state
+
+
+def state_of(program: tuple[int, int, int]) -> ProgramState:
+    """State of another CTA of the running cluster (made when that CTA has not run an op yet)."""
+    key = (_launch["id"], tuple(program))
+    state = _states.get(key)
+    if state is None:
+        state = _states[key] = ProgramState(key)
+    return state
+
+
+def shared_cluster_object(key: tuple[object, ...], make: Callable[[], object]) -> Any:
+    """One object per cluster (``key`` names the cluster), made on first use: e.g. its cluster barrier."""
+    if key not in _cluster_objects:
+        _cluster_objects[key] = make()
+    return _cluster_objects[key]

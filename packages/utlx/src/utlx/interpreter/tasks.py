@@ -23,6 +23,7 @@ from typing import Any
 
 from triton.language import core as tl
 
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
 from utlx.interpreter.errors import SourceLocation, UtlxDeadlockError, UtlxInterpreterError, kernel_location, where
 from utlx.language._dispatch import register_interpreter_impl
@@ -226,6 +227,11 @@ class Scheduler:
                     if not t.done and (t.blocked is None or t.blocked[0]()):
                         pick, nxt = t, (nxt + k + 1) % n
                         break
+                if pick is None and _cluster.block_cta(
+                        lambda: any(not t.done and (t.blocked is None or t.blocked[0]()) for t in self.threads),
+                        lambda: "every task waits: " + "; ".join(f"{t.name}: {t.blocked[1]()}" for t in self.threads
+                                                                  if not t.done and t.blocked)):
+                    continue  # another CTA of the cluster ran and may have unblocked a task
                 if pick is None:
                     lines = "\n".join(f"  {t.name}: {t.blocked[1]()}" for t in alive if t.blocked)
                     raise UtlxDeadlockError(
@@ -258,6 +264,8 @@ def wait_until(ready: Callable[[], bool], describe: Callable[[], str], op: str, 
     if ready():
         return
     task = _state.current_task_key()
+    if not isinstance(task, TaskThread) and _cluster.block_cta(ready, describe):
+        return  # another CTA of the cluster made it ready
     if not isinstance(task, TaskThread):
         raise UtlxDeadlockError(
             f"{describe()}: it can never complete, because no other task runs that could arrive on it or deliver "
