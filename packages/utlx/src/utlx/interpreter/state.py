@@ -139,7 +139,11 @@ class ProgramState:
     def _tcgen05(self, same_task_ordered: bool, *attrs: str) -> list[InFlight]:
         """In-flight tcgen05 accesses; a tcgen05 op skips its own task's (they run before it, in order)."""
         me = current_task_key()
-        return [f for key, t in self.tasks.items() if not (same_task_ordered and key == me)
+        # a 2-CTA MMA the pair's leader issues is ordered after the leader's earlier ones in this CTA too
+        peer_pipe = current() is not self
+        return [f for key, t in self.tasks.items()
+                if not (same_task_ordered and (key == me or (peer_pipe and isinstance(key, tuple)
+                                                             and key[:1] == ("peer tcgen05",))))
                 for op in t.tcgen05 for attr in attrs for f in getattr(op, attr)]
 
     # -- checks --------------------------------------------------------------------------------------
@@ -243,6 +247,18 @@ class ProgramState:
         task = self.task()
         task.tcgen05_issued += 1
         task.tcgen05.append(Tcgen05Op(task.tcgen05_issued, reads, writes))
+
+    def remote_tcgen05(self, reads: list[InFlight], writes: InFlight, barriers: list[Barrier], op_loc: object) -> None:
+        """A cluster peer's 2-CTA MMA reads and writes this CTA's buffers until it arrives on ``barriers`` (this
+        CTA's copies): tracked as a task of its own (the peer's tcgen05 pipe, ordered by its issue)."""
+        key = ("peer tcgen05", id(self))
+        task = self.tasks.setdefault(key, TaskAsync())
+        task.tcgen05_issued += 1
+        task.tcgen05.append(Tcgen05Op(task.tcgen05_issued, reads, [writes]))
+        for bar in barriers:
+            completion = bar.completions + 1
+            bar.arrive(1, "async_dot", op_loc)  # type: ignore[arg-type]
+            self.tcgen05_signals.append(Tcgen05Signal(bar, completion, key, task.tcgen05_issued))
 
     def tcgen05_commit(self, barrier: Barrier, op: str, loc: SourceLocation | None) -> None:
         """Arrive on ``barrier`` once every tcgen05 op the running task issued so far has completed.
