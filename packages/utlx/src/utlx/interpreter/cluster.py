@@ -98,11 +98,36 @@ def peer_of(obj: Any, rank: int, op: str) -> Any:
     if ordinal is None:
         raise UtlxInterpreterError(f"{op}: {getattr(obj, 'name', obj)!r} was not allocated by this CTA, so it has "
                                    f"no copy in CTA {rank}{where(kernel_location(2))}")
-    if ordinal >= len(target.shared):
-        raise UtlxHazardError(f"{op}: cluster CTA {rank} has not allocated {getattr(obj, 'name', obj)} yet"
-                              f"{where(kernel_location(2))} (synchronise the cluster, e.g. cluster_barrier(), after "
-                              f"allocating and before touching a peer's shared memory)")
-    return target.shared[ordinal]
+    while len(target.shared) <= ordinal:  # the peer's code has not reached it yet: its memory exists already
+        target.place_peer_copy(_copy_for(me.shared[len(target.shared)], me, target))
+    peer = target.shared[ordinal]
+    if type(peer) is not type(obj) or _layout(peer) != _layout(obj):
+        raise UtlxHazardError(f"{op}: {getattr(obj, 'name', obj)} has no matching copy in cluster CTA {rank} (its "
+                              f"allocation number {ordinal} is {getattr(peer, 'name', peer)!r}): every CTA of a "
+                              f"cluster must allocate the same buffers in the same order{where(kernel_location(2))}")
+    return peer
+
+
+def _layout(obj: Any) -> tuple[Any, ...]:
+    from utlx.interpreter.barriers import BarrierArray
+
+    if isinstance(obj, BarrierArray):
+        return (len(obj), obj.barriers[0].arrive_count if len(obj) else 0)
+    return (tuple(obj.shape), str(obj.dtype), obj.num, obj.storage)
+
+
+def _copy_for(obj: Any, me: _state.ProgramState, target: _state.ProgramState) -> Any:
+    """A fresh copy of ``obj`` (this CTA's) for a peer that has not made its own yet."""
+    from utlx.interpreter.barriers import BarrierArray
+    from utlx.interpreter.memory import Allocation
+
+    if isinstance(obj, BarrierArray):
+        return BarrierArray(obj.name, len(obj), obj.barriers[0].arrive_count if len(obj) else 1)
+    reuse = None
+    if obj.reuse is not None:
+        ordinal = me.ordinal(obj.reuse)
+        reuse = target.shared[ordinal] if ordinal is not None and ordinal < len(target.shared) else None
+    return Allocation(obj.shape, obj.dtype, obj.num, obj.storage, obj.name, obj.location, reuse=reuse)
 
 
 # ---------------------------------------------------------------------------------- kernel entry
@@ -115,8 +140,12 @@ def _kernel_function(code: Any) -> Callable[..., Any] | None:
     return None
 
 
-def in_cta_thread() -> bool:
-    return getattr(_thread, "cta", None) is not None
+_running: list[ClusterScheduler] = []  # the cluster whose CTAs run now (one at a time)
+
+
+def in_cluster() -> bool:
+    """Is a cluster's CTA (or one of its tasks) running, rather than the interpreter's grid loop?"""
+    return bool(_running)
 
 
 def skip_program(args: dict[str, Any]) -> bool:
@@ -125,7 +154,7 @@ def skip_program(args: dict[str, Any]) -> bool:
     runs the whole cluster here; the others already ran)."""
     from utlx.interpreter.ops_clc import program_cancelled
 
-    if size() == 1 or in_cta_thread() or not _state.launch_active():
+    if size() == 1 or in_cluster() or not _state.launch_active():
         return program_cancelled()
     idx = tuple(_compat.grid_idx())
     if rank_of(idx) != 0:
@@ -141,9 +170,12 @@ def skip_program(args: dict[str, Any]) -> bool:
                                    f"every dimension")
     ctas = [(idx[0] + x, idx[1] + y, idx[2] + z)
             for z in range(shape[2]) for y in range(shape[1]) for x in range(shape[0])]
+    sched = ClusterScheduler(fn, dict(args), ctas)
+    _running.append(sched)
     try:
-        ClusterScheduler(fn, dict(args), ctas).run()
+        sched.run()
     finally:
+        _running.remove(sched)
         _compat.interpreter_builder().set_grid_idx(*idx)
         _state.end_cluster()
     return True

@@ -25,8 +25,7 @@ def _name(default: str) -> str:
 
 def _allocated(bars: BarrierArray) -> BarrierArray:
     """Record ``bars`` in the CTA's allocations (cluster peers name their copy by its position)."""
-    _state.current().allocated(bars)
-    return bars
+    return _state.current().allocated(bars)
 
 
 @impl("alloc_barriers")

@@ -96,10 +96,9 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any, 
     if reuse is not None and not isinstance(reuse, AliasSpec):
         base = _buffer(reuse, "local_alloc", "reuse").alloc
     name = (loc.assigned_name() if loc else None) or f"local_alloc@{loc.lineno if loc else '?'}"
-    alloc = Allocation(shape_t, dtype, n, storage.value, name, loc, reuse=base)
+    alloc = _state.current().allocated(Allocation(shape_t, dtype, n, storage.value, name, loc, reuse=base))
     if isinstance(reuse, AliasSpec):
         reuse.add_user(alloc)
-    _state.current().allocated(alloc)
     return BufferView(alloc)
 
 

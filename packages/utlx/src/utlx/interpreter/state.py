@@ -109,9 +109,24 @@ class ProgramState:
         self.tcgen05_signals: list[Tcgen05Signal] = []
         self.shared: list[object] = []  # allocations and barrier arrays in creation order (peers map by position)
         self._ordinals: dict[int, int] = {}
+        self._made = 0  # how many of ``shared`` this CTA's own code has reached
 
     # -- what the CTA allocated (a cluster peer names its copy by position) ---------------------------
-    def allocated(self, obj: object) -> None:
+    def allocated(self, obj: Any) -> Any:
+        """Record ``obj`` (an allocation or barrier array the CTA just made) and return what the CTA uses: a copy a
+        cluster peer already made in its place (shared memory exists from the launch on, so a peer may store into
+        a buffer this CTA's code has not reached yet), else ``obj``."""
+        if len(self.shared) > self._made:
+            made = self.shared[self._made]
+            self._made += 1
+            return made
+        self._ordinals[id(obj)] = len(self.shared)
+        self.shared.append(obj)
+        self._made += 1
+        return obj
+
+    def place_peer_copy(self, obj: object) -> None:
+        """A cluster peer touched the next buffer of this CTA's creation order before this CTA made it."""
         self._ordinals[id(obj)] = len(self.shared)
         self.shared.append(obj)
 
@@ -315,7 +330,7 @@ def current() -> ProgramState:
     key = (_launch["id"], tuple(_compat.grid_idx()))
     state = _states.get(key)
     if state is None:
-        if not cluster.in_cta_thread():
+        if not cluster.in_cluster():
             _states.clear()  # programs run one after another: the previous one is finished
         state = _states[key] = ProgramState(key)
     return state
