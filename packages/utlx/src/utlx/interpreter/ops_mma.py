@@ -118,7 +118,8 @@ def _two_cta_dot(_semantic: Any, A: Any, B: Any, acc: Any, use_acc: Any, mBarrie
         a = _operand(_semantic, a_buf, "A", st, loc, tcgen05=True)[0]
         if a.ndim != 2 or a.shape[1] != b_full.shape[0] or list(acc_buf.shape) != [a.shape[0], b_full.shape[1]]:
             raise UtlxInterpreterError(f"async_dot: two_ctas=True: A {list(a.shape)} @ B of the pair "
-                                       f"{list(b_full.shape)} does not fill the accumulator {acc_buf.shape}{where(loc)}")
+                                       f"{list(b_full.shape)} does not fill the accumulator {acc_buf.shape}"
+                                       f"{where(loc)}")
         result = np.matmul(a, b_full, dtype=np.float32)
         if keep:
             st.check_read(acc_buf, "async_dot", loc, True)
