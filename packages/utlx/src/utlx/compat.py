@@ -639,9 +639,15 @@ def tensor_data(value: Any) -> Any:
 
 
 def interpreted_function_class() -> type:
-    """``InterpretedFunction``: ``run(*args, grid, warmup, **kwargs)`` launches a kernel under the interpreter, and
-    ``rewritten_fn`` maps each kernel to the function it runs per program (same on 3.6-3.9)."""
+    """``InterpretedFunction``: its ``rewritten_fn`` maps each kernel to the function the interpreter runs per
+    program (same on 3.6-3.9)."""
     return interpreter().InterpretedFunction
+
+
+def grid_executor_class() -> type:
+    """``GridExecutor``: ``__call__(*args, **kwargs)`` runs one launch's grid, dropping keywords that are not
+    kernel arguments (same on 3.6-3.9)."""
+    return interpreter().GridExecutor
 
 
 def interpreter_builder_class() -> type:

@@ -188,18 +188,18 @@ def bf16_dot(original: Callable[..., Any]) -> Callable[..., Any]:
     return create_dot
 
 
-def cluster_run(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``InterpretedFunction.run`` that takes the launch's ``ctas_per_cga`` (which the interpreter's grid loop
+def cluster_launch(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``GridExecutor.__call__`` that takes the launch's ``ctas_per_cga`` (which the interpreter's grid loop
     would drop) so the CTAs of each cluster run together (:mod:`utlx.interpreter.cluster`)."""
 
-    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not _state.launch_active():
             _cluster.take_launch_kwargs(kwargs)
         else:
             kwargs.pop("ctas_per_cga", None)
-        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        return original(self, *args, **kwargs)
 
-    return run
+    return __call__
 
 
 class _TransformerChain:
@@ -222,8 +222,8 @@ SEAMS: tuple[Seam, ...] = (
          make=_TransformerChain,
          reason="under TRITON_INTERPRET=1 async_task bodies are rewritten to run as threads before the "
                 "interpreter's own rewrite"),
-    Seam("utlx.interpreter-cluster-launch", where=lambda: (_compat.interpreted_function_class(), "run"),
-         make=cluster_run,
+    Seam("utlx.interpreter-cluster-launch", where=lambda: (_compat.grid_executor_class(), "__call__"),
+         make=cluster_launch,
          reason="under TRITON_INTERPRET=1 a launch with ctas_per_cga runs the CTAs of each cluster together (the "
                 "interpreter alone drops the keyword and runs one program at a time)"),
     Seam("utlx.interpreter-bf16-dot", where=lambda: (_compat.interpreter_builder_class(), "create_dot"),
