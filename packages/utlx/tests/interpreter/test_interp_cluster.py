@@ -69,6 +69,30 @@ def test_remote_store_and_barrier_exchange_rows(cluster):
 
 
 @triton.jit
+def _swap(x_ptr, y_ptr, N: tl.constexpr):
+    """Each CTA of a pair copies its buffer into its peer's (async_remote_shmem_copy) and writes what it got."""
+    rank = tlx.cluster_cta_rank()
+    offs = tl.arange(0, N)
+    mine = tlx.local_alloc((N,), tl.float32, 1)
+    theirs = tlx.local_alloc((N,), tl.float32, 1)
+    bar = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bar[0], N * 4)
+    tlx.local_store(mine[0], tl.load(x_ptr + tl.program_id(0) * N + offs))
+    tlx.cluster_barrier()
+    tlx.async_remote_shmem_copy(theirs[0], mine[0], rank ^ 1, bar[0])
+    tlx.barrier_wait(bar[0], 0)
+    tl.store(y_ptr + tl.program_id(0) * N + offs, tlx.local_load(theirs[0]))
+    tlx.cluster_barrier()
+
+
+def test_remote_copy_swaps_a_pair():
+    x = _randn(4 * 8)
+    y = torch.zeros_like(x)
+    _swap[(4,)](x, y, N=8, ctas_per_cga=(2, 1, 1))
+    torch.testing.assert_close(y.view(2, 2, 8), x.view(2, 2, 8).flip(1))
+
+
+@triton.jit
 def _pair_handshake(out_ptr):
     """CTA 1 of each pair arrives on CTA 0's barrier (remote arrive); CTA 0 waits for it, then both write."""
     rank = tlx.cluster_cta_rank()
@@ -106,6 +130,32 @@ def test_deadlock_across_ctas_names_the_cta_and_line():
     assert "CTA (0, 0, 0) (cluster rank 0): barrier_wait on bar[0]" in text
     assert "test_interp_cluster.py:" in text and "tlx.barrier_wait(bar[0], 0, pred=rank == 0)" in text
     assert "1 of 2 arrivals pending" in text
+
+
+@triton.jit
+def _multicast(x_ptr, y_ptr):
+    """CTA 0 loads the pair's tile once, multicast to both CTAs; each waits on its own barrier for the bytes."""
+    rank = tlx.cluster_cta_rank()
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[32, 16], strides=[16, 1], block_shape=[16, 16])
+    buf = tlx.local_alloc((16, 16), tl.float32, 1)
+    bar = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bar[0], 16 * 16 * 4)
+    tlx.cluster_barrier()
+    pair = tl.program_id(0) // 2
+    tlx.async_descriptor_load(desc, buf[0], [pair * 16, 0], bar[0], pred=rank == 0, multicast_targets=[0, 1])
+    tlx.barrier_wait(bar[0], 0)
+    r = tl.arange(0, 16)
+    tl.store(y_ptr + tl.program_id(0) * 256 + r[:, None] * 16 + r[None, :], tlx.local_load(buf[0]) + rank)
+    tlx.cluster_barrier()
+
+
+def test_multicast_load_lands_in_both_ctas():
+    x = _randn(32, 16)
+    y = torch.zeros(4, 16, 16)
+    _multicast[(4,)](x, y, ctas_per_cga=(2, 1, 1))
+    tiles = x.view(2, 16, 16)
+    ref = torch.stack([tiles[0], tiles[0] + 1, tiles[1], tiles[1] + 1])
+    torch.testing.assert_close(y, ref)
 
 
 @triton.jit

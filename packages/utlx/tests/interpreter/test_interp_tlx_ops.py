@@ -509,7 +509,7 @@ def test_remote_ops_on_a_cluster_of_one():
     with pytest.raises(Exception) as info:
         _remote_local[(1,)](x, y, N=16, RANK=1)
     msg = str(_cause(info))
-    assert "remote_shmem_store: remote_cta_rank=1 is out of range for a cluster of 1 CTA(s)" in msg
+    assert "remote_shmem_store: cluster CTA rank 1 is out of range for a cluster of 1 CTA(s)" in msg
 
 
 @triton.jit
@@ -527,7 +527,7 @@ def test_remote_arrive_on_a_cluster_of_one():
     with pytest.raises(Exception) as info:
         _remote_arrive[(1,)](y, RANK=1)
     msg = str(_cause(info))
-    assert "barrier_arrive: remote_cta_rank=1 is out of range for a cluster of 1 CTA(s)" in msg
+    assert "barrier_arrive: cluster CTA rank 1 is out of range for a cluster of 1 CTA(s)" in msg
     assert "remote_cta_rank=RANK" in msg  # the kernel line
 
 
@@ -551,7 +551,7 @@ def test_multicast_on_a_cluster_of_one():
     with pytest.raises(Exception) as info:
         _multicast_load[(1,)](x, y, TARGETS=(0, 1))
     msg = str(_cause(info))
-    assert "async_descriptor_load: multicast_targets names CTA 1, but the interpreter runs clusters of one CTA" in msg
+    assert "async_descriptor_load: cluster CTA rank 1 is out of range for a cluster of 1 CTA(s)" in msg
     assert "multicast_targets=TARGETS" in msg  # the kernel line
 
 

@@ -75,7 +75,7 @@ def program_of_rank(rank: int, op: str) -> tuple[int, int, int]:
     """Program id of cluster CTA ``rank`` in the running CTA's cluster (out of range: an error naming ``op``)."""
     n = size()
     if not 0 <= rank < n:
-        raise UtlxInterpreterError(f"{op}: remote_cta_rank={rank} is out of range for a cluster of {n} CTA(s) "
+        raise UtlxInterpreterError(f"{op}: cluster CTA rank {rank} is out of range for a cluster of {n} CTA(s) "
                                    f"(ctas_per_cga={launch_shape()}){where(kernel_location(2))}")
     cx, cy, _ = launch_shape()
     x, y, z = _compat.grid_idx()

@@ -277,30 +277,31 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
                           cache_modifier: Any, eviction_policy: Any, multicast_targets: Any,
                           two_ctas: Any = False) -> None:
     loc = kernel_location()
-    if _unwrap(two_ctas):
-        raise UtlxInterpreterError(f"async_descriptor_load: two_ctas=True needs a cluster of two CTAs; the "
-                                   f"interpreter runs clusters of one{where(loc)}")
+    op = "async_descriptor_load"
     targets = _unwrap(multicast_targets)
-    for t in (targets if isinstance(targets, (list, tuple)) else [targets] if targets is not None else []):
-        rank = _compat.to_int(t, "async_descriptor_load multicast_targets")
-        if rank != 0:  # a silent local-only load would leave the kernel waiting for the peer's bytes
-            raise UtlxInterpreterError(f"async_descriptor_load: multicast_targets names CTA {rank}, but the "
-                                       f"interpreter runs clusters of one CTA (cluster_size_1d() == 1), so the only "
-                                       f"rank is 0{where(loc)}")
-    if not _compat.to_bool(pred, "async_descriptor_load pred"):
+    ranks = [_compat.to_int(t, f"{op} multicast_targets")
+             for t in (targets if isinstance(targets, (list, tuple)) else [targets] if targets is not None else [])]
+    if not _compat.to_bool(pred, f"{op} pred"):
         return
-    view = _buffer(result, "async_descriptor_load", "result")
-    bar = _barrier(barrier, "async_descriptor_load", "barrier")
-    st = _state.current()
-    st.check_write(view, "async_descriptor_load", loc)
+    view = _buffer(result, op, "result")
+    bar = _barrier(barrier, op, "barrier")
     values = desc.load(list(_unwrap(offsets)), _semantic=_semantic)
     data = _compat.tensor_data(values)
     if data.size != view.data.size:
-        raise UtlxInterpreterError(f"async_descriptor_load: descriptor block {list(data.shape)} does not match buffer "
+        raise UtlxInterpreterError(f"{op}: descriptor block {list(data.shape)} does not match buffer "
                                    f"{view.name} of shape {view.shape}{where(loc)}")
-    view.data[...] = data.reshape(view.shape)
-    st.tma_loads.append(InFlight("async_descriptor_load", view.region, view.name, loc, bar, bar.completions + 1))
-    bar.deliver(_tile_bytes(desc))
+    me = _cluster.cta_rank()
+    # multicast: the tile lands at the same place in each target CTA and completes on each one's copy of the
+    # barrier; two_ctas (a 2-CTA MMA's operand): this CTA's tile completes on the pair leader's barrier
+    for rank in ranks or [me]:
+        dst = view if rank == me else peer_buffer(view, rank, op)
+        st = _state.current() if rank == me else _cluster.peer_state(rank, op)
+        done_rank = (rank & ~1) if _unwrap(two_ctas) else rank
+        done = bar if done_rank == me else peer_barrier(bar, done_rank, op)
+        st.check_write(dst, op, loc)
+        dst.data[...] = data.reshape(dst.shape)
+        st.tma_loads.append(InFlight(op, dst.region, dst.name, loc, done, done.completions + 1))
+        done.deliver(_tile_bytes(desc))
 
 
 def _reduce(_semantic: Any, kind: str, old: tl.tensor, new: tl.tensor, loc: Any) -> tl.tensor:
@@ -423,6 +424,17 @@ def async_remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank
     st.tma_loads.append(InFlight(op, view.region, view.name, loc, bar, bar.completions + 1))
     bar.deliver(view.nbytes)
     yield_now()
+
+
+@impl("async_remote_shmem_copy")
+def async_remote_shmem_copy(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any, barrier: Any) -> None:
+    """Buffer ``src`` (this CTA's) into ``dst`` of cluster CTA ``remote_cta_rank``, completing on its ``barrier``."""
+    op = "async_remote_shmem_copy"
+    loc = kernel_location()
+    source = _buffer(src, op, "src")
+    _state.current().check_read(source, op, loc)
+    async_remote_shmem_store(_semantic, dst, _compat.make_tensor(source.data.copy(), source.dtype), remote_cta_rank,
+                             barrier)
 
 
 class DescriptorStorage:
