@@ -194,3 +194,32 @@ def test_two_cta_mma_computes_the_pair_tile():
     c = torch.zeros(4 * bm, bn)
     _mma_2cta[(4,)](a, b, c, BM=bm, BN=bn, BK=bk, ctas_per_cga=(2, 1, 1))
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+
+
+@triton.jit
+def _ws_pair(out_ptr, ARRIVE: tl.constexpr):
+    """Warp-specialized CTAs of a pair: CTA 0's producer task arrives on CTA 1's barrier (when ARRIVE); CTA 1's
+    consumer task waits for it. Without the arrival, every task of both CTAs ends up waiting."""
+    rank = tlx.cluster_cta_rank()
+    bar = tlx.alloc_barriers(1)
+    tlx.cluster_barrier()
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            if ARRIVE:
+                tlx.barrier_arrive(bar[0], 1, remote_cta_rank=1, pred=rank == 0)
+        with tlx.async_task(num_warps=4):
+            tlx.barrier_wait(bar[0], 0, pred=rank == 1)
+            tl.store(out_ptr + tl.program_id(0), rank + 1)
+
+
+def test_warp_specialized_ctas_of_a_cluster_wait_for_each_other():
+    out = torch.zeros(2, dtype=torch.int32)
+    _ws_pair[(2,)](out, ARRIVE=True, ctas_per_cga=(2, 1, 1))
+    assert out.tolist() == [1, 2]
+    with pytest.raises(Exception) as info:
+        _ws_pair[(2,)](out, ARRIVE=False, ctas_per_cga=(2, 1, 1))
+    err = _cause(info)
+    assert isinstance(err, UtlxDeadlockError)
+    text = str(err)
+    assert "CTA (1, 0, 0) (cluster rank 1): every task waits: task 1 (num_warps=4): barrier_wait on bar[0]" in text
+    assert "tlx.barrier_wait(bar[0], 0, pred=rank == 1)" in text

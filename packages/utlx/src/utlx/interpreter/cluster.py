@@ -157,7 +157,7 @@ def skip_program(args: dict[str, Any]) -> bool:
     if size() == 1 or in_cluster() or not _state.launch_active():
         return program_cancelled()
     idx = tuple(_compat.grid_idx())
-    if rank_of(idx) != 0:
+    if rank_of(idx) != 0 or program_cancelled():
         return True  # ran with its cluster
     fn = _kernel_function(sys._getframe(1).f_code)
     if fn is None:

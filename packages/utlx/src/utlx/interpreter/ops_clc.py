@@ -26,6 +26,7 @@ from typing import Any
 from triton.language import core as tl
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
 from utlx.interpreter.errors import UtlxHazardError, UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.ops_mem import _barrier
@@ -198,6 +199,10 @@ def _clc_issue(_semantic: Any, clc_response_addr: Any, barrier: Any) -> None:
     loc = kernel_location()
     response = _response(clc_response_addr, op)
     bar = _barrier(barrier, op, "barrier")
+    if _cluster.size() > 1:  # try_cancel then cancels whole clusters, multicast to the cluster's CTAs
+        raise UtlxInterpreterError(f"{op}: cluster launch control in a launch with clusters of {_cluster.size()} "
+                                   f"CTAs (ctas_per_cga={_cluster.launch_shape()}) is not modelled by the interpreter "
+                                   f"yet (it is for clusters of one){where(loc)}")
     queue = _current_queue()
     if _state.checks_enabled() and _compat.grid_idx() in queue.failed_seen:
         raise UtlxHazardError(f"{op}: try_cancel issued{where(loc)} after this program observed a failed one (a "
