@@ -28,6 +28,7 @@ from typing import Any
 
 from utlx import compat as _compat
 from utlx.interpreter import state as _state
+from utlx.interpreter.coop import CoopScheduler, Fiber
 from utlx.interpreter.errors import UtlxDeadlockError, UtlxHazardError, UtlxInterpreterError, kernel_location, where
 
 _KWARG = "ctas_per_cga"
@@ -184,107 +185,45 @@ def skip_program(args: dict[str, Any]) -> bool:
 # ---------------------------------------------------------------------------------- scheduler
 
 
-class _Killed(BaseException):
-    """Unwinds a parked CTA thread when the cluster is aborted."""
-
-
-class CtaThread:
+class CtaThread(Fiber):
     """One CTA of the running cluster, in its own cooperatively scheduled thread."""
 
     def __init__(self, sched: ClusterScheduler, idx: tuple[int, int, int]) -> None:
-        self.sched = sched
         self.idx = idx
         self.rank = rank_of(idx)
-        self.name = f"CTA {idx} (cluster rank {self.rank})"
-        self.blocked: tuple[Callable[[], bool], Callable[[], str]] | None = None
-        self.done = False
-        self.killed = False
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._main, name=f"utlx {self.name}", daemon=True)
+        super().__init__(sched, f"CTA {idx} (cluster rank {self.rank})")
 
-    def _main(self) -> None:
+    def main(self) -> None:
         sched = self.sched
-        with sched.cv:
-            sched.cv.wait_for(lambda: sched.turn is self)
-        try:
-            if not self.killed:
-                _thread.cta = self
-                sched.fn(**sched.args)
-        except _Killed:
-            pass
-        except BaseException as exc:
-            self.error = exc
-        finally:
-            self.done = True
-            with sched.cv:
-                sched.turn = sched
-                sched.cv.notify_all()
+        assert isinstance(sched, ClusterScheduler)
+        _thread.cta = self
+        sched.fn(**sched.args)
 
 
-class ClusterScheduler:
+class ClusterScheduler(CoopScheduler):
     """Runs the CTAs of one cluster, one thread at a time, switching when a CTA blocks."""
 
     def __init__(self, fn: Callable[..., Any], args: dict[str, Any], ctas: list[tuple[int, int, int]]) -> None:
+        super().__init__()
         self.fn = fn
         self.args = args
-        self.cv = threading.Condition()
-        self.turn: object = self
         self.threads = [CtaThread(self, idx) for idx in ctas]
 
-    def _switch_to(self, cta: CtaThread) -> None:
-        _compat.interpreter_builder().set_grid_idx(*cta.idx)
-        with self.cv:
-            self.turn = cta
-            self.cv.notify_all()
-            self.cv.wait_for(lambda: self.turn is self)
+    def before_switch(self, fiber: Fiber) -> None:
+        assert isinstance(fiber, CtaThread)
+        _compat.interpreter_builder().set_grid_idx(*fiber.idx)  # the program id the CTA's ops see
 
-    def run(self) -> None:
-        for t in self.threads:
-            t.thread.start()
-        n, nxt = len(self.threads), 0
-        try:
-            while True:
-                alive = [t for t in self.threads if not t.done]
-                if not alive:
-                    return
-                pick = None
-                for k in range(n):
-                    t = self.threads[(nxt + k) % n]
-                    if not t.done and (t.blocked is None or t.blocked[0]()):
-                        pick, nxt = t, (nxt + k + 1) % n
-                        break
-                if pick is None:
-                    lines = "\n".join(f"  {t.name}: {t.blocked[1]()}" for t in alive if t.blocked)
-                    raise UtlxDeadlockError(f"deadlock in a cluster of {n} CTAs: every unfinished CTA waits for "
-                                            f"something no CTA can still do:\n{lines}")
-                self._switch_to(pick)
-                if pick.error is not None:
-                    raise pick.error
-        finally:
-            for t in self.threads:
-                if not t.done:
-                    t.killed = True
-                    self._switch_to(t)
-            for t in self.threads:
-                t.thread.join(timeout=5)
-
-    def block(self, cta: CtaThread, ready: Callable[[], bool], describe: Callable[[], str]) -> None:
-        """Park the running CTA until ``ready()`` (called from its thread)."""
-        cta.blocked = (ready, describe)
-        with self.cv:
-            self.turn = self
-            self.cv.notify_all()
-            self.cv.wait_for(lambda: self.turn is cta)
-        cta.blocked = None
-        if cta.killed:
-            raise _Killed()
+    def stuck(self, alive: list[Fiber]) -> bool:
+        lines = "\n".join(f"  {t.name}: {t.blocked[1]()}" for t in alive if t.blocked)
+        raise UtlxDeadlockError(f"deadlock in a cluster of {len(self.threads)} CTAs: every unfinished CTA waits for "
+                                f"something no CTA can still do:\n{lines}")
 
 
 def block_cta(ready: Callable[[], bool], describe: Callable[[], str]) -> bool:
     """Park the running CTA (not a task of it) until ``ready()``; False when no cluster runs (nothing to wait
     for)."""
     cta = getattr(_thread, "cta", None)
-    if cta is None or cta.sched is None or threading.current_thread() is not cta.thread:
+    if cta is None or threading.current_thread() is not cta.thread:
         return False
     cta.sched.block(cta, ready, describe)
     return True
