@@ -9,6 +9,9 @@
    :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped, and
    :func:`utlx.interpreter.minmax.rewrite_minmax` so ``min``/``max`` on tensors mean ``tl.minimum``/``tl.maximum``.
 
+And ``GridExecutor.__call__`` takes a launch's ``ctas_per_cga`` (which the grid loop would drop) for the cluster
+model (:mod:`utlx.interpreter.cluster`), whose CTAs the kernel entry's check then runs together.
+
 The patch-lang seam also gives ``tl.map_elementwise`` (:mod:`utlx.interpreter.map_elementwise`) and the portable
 libdevice stubs (:mod:`utlx.interpreter.libdevice`) bodies for the launch.
 
