@@ -223,3 +223,38 @@ def test_warp_specialized_ctas_of_a_cluster_wait_for_each_other():
     text = str(err)
     assert "CTA (1, 0, 0) (cluster rank 1): every task waits: task 1 (num_warps=4): barrier_wait on bar[0]" in text
     assert "tlx.barrier_wait(bar[0], 0, pred=rank == 1)" in text
+
+
+@triton.jit
+def _early_read_2cta(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The odd CTA reads its accumulator once the leader has *issued* the pair's MMA, without waiting for it."""
+    rank = tlx.cluster_cta_rank()
+    rm = tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    a_s = tlx.local_alloc((BM, BK), tl.float16, 1)
+    b_s = tlx.local_alloc((BK, BN // 2), tl.float16, 1)
+    acc = tlx.local_alloc((BM, BN), tl.float32, 1, tlx.storage_kind.tmem)
+    done = tlx.alloc_barriers(1)
+    issued = tlx.alloc_barriers(1)
+    tlx.local_store(a_s[0], tl.load(a_ptr + rm[:, None] * BK + rk[None, :]))
+    tlx.local_store(b_s[0], tl.load(b_ptr + rk[:, None] * (BN // 2) + tl.arange(0, BN // 2)[None, :]))
+    tlx.fence_async_shared()
+    tlx.cluster_barrier()
+    tlx.async_dot(a_s[0], b_s[0], acc[0], use_acc=False, mBarriers=[done[0]], two_ctas=True)
+    tlx.barrier_arrive(issued[0], 1, remote_cta_rank=1, pred=rank == 0)
+    tlx.barrier_wait(issued[0], 0, pred=rank == 1)
+    out = tlx.local_load(acc[0])  # the odd CTA: no wait on done[0] first
+    tlx.barrier_wait(done[0], 0)
+    tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + tl.arange(0, BN)[None, :], out)
+
+
+def test_hazard_checker_tracks_the_pair_mma_in_the_peer():
+    bm, bn, bk = 16, 32, 16
+    a = _randn(bm, bk).to(torch.float16)
+    b = _randn(bk, bn // 2).to(torch.float16)
+    c = torch.zeros(2 * bm * bn)
+    with pytest.raises(Exception) as info:
+        _early_read_2cta[(2,)](a, b, c, BM=bm, BN=bn, BK=bk, ctas_per_cga=(2, 1, 1))
+    text = str(_cause(info))
+    assert "local_load reads acc[0]" in text and "may still be writing it" in text
+    assert "out = tlx.local_load(acc[0])" in text
