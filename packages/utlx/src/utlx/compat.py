@@ -638,6 +638,18 @@ def tensor_data(value: Any) -> Any:
     return value.handle.data
 
 
+def interpreted_function_class() -> type:
+    """``InterpretedFunction``: its ``rewritten_fn`` maps each kernel to the function the interpreter runs per
+    program (same on 3.6-3.9)."""
+    return interpreter().InterpretedFunction
+
+
+def grid_executor_class() -> type:
+    """``GridExecutor``: ``__call__(*args, **kwargs)`` runs one launch's grid, dropping keywords that are not
+    kernel arguments (same on 3.6-3.9)."""
+    return interpreter().GridExecutor
+
+
 def interpreter_builder_class() -> type:
     """``InterpreterBuilder``: its ``create_dot(a, b, d, input_precision, max_num_imprecise_acc)`` computes
     ``tl.dot`` on the CPU (same method and arguments on 3.6-3.9)."""
