@@ -28,9 +28,9 @@ def grid(batch_size: Any, q_heads: Any, num_queries: Any, d_model: Any, meta: di
 @functools.cache
 def template() -> Any:
     """The ``TritonTemplate`` (made once: Inductor refuses a second template of the same name)."""
-    from torch._inductor.select_algorithm import TritonTemplate
+    from torch._inductor.select_algorithm import SymbolicGridFn, TritonTemplate
 
-    return TritonTemplate(name="utlx_flex_attention_hopper", grid=grid, source=SOURCE)
+    return TritonTemplate(name="utlx_flex_attention_hopper", grid=SymbolicGridFn(grid), source=SOURCE)
 
 
 def _static_int(expr: Any) -> int | None:
