@@ -95,7 +95,8 @@ import utlx.language as tlx
             ph = 1
             for j in tl.range(0, n_part + n_full, num_stages=0):
                 start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
-                                                SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N)
+                                                SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
+                                                HAS_FULL_BLOCKS)
                 tlx.barrier_wait(k_empties[s], ph)
                 tlx.barrier_expect_bytes(k_fulls[s], K_BYTES)
                 tlx.async_descriptor_load(desc_k, k_tiles[s], [start_n, 0], k_fulls[s])
@@ -118,7 +119,8 @@ import utlx.language as tlx
             ph = 0
             for j in tl.range(0, n_part + n_full, num_stages=0):
                 start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
-                                                SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N)
+                                                SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
+                                                HAS_FULL_BLOCKS)
                 tlx.barrier_wait(k_fulls[s], ph)
                 qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
                 qk = tlx.async_dot_wait(0, qk)
@@ -160,15 +162,19 @@ import utlx.language as tlx
 
 @triton.jit
 def utlx_flex_block_start(j, n_part, kv_idx, full_kv_idx, SPARSE_KV_BLOCK_SIZE: tl.constexpr,
-                          SPARSE_KV_MULTIPLE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """First KV row of the j-th block this tile computes: the partial blocks' list, then the full blocks'."""
-    if j < n_part:
-        jj = j
-        idx = kv_idx
+                          SPARSE_KV_MULTIPLE: tl.constexpr, BLOCK_N: tl.constexpr, HAS_FULL_BLOCKS: tl.constexpr):
+    """First KV row of the j-th block this tile computes: the partial blocks' list, then the full blocks'.
+    Without full blocks Inductor passes an empty float tensor for their list: it is never read then."""
+    if HAS_FULL_BLOCKS:
+        if j < n_part:
+            sparse = tl.load(kv_idx + j // SPARSE_KV_MULTIPLE)
+            jj = j
+        else:
+            jj = j - n_part
+            sparse = tl.load(full_kv_idx + jj // SPARSE_KV_MULTIPLE)
     else:
-        jj = j - n_part
-        idx = full_kv_idx
-    sparse = tl.load(idx + jj // SPARSE_KV_MULTIPLE)
+        jj = j
+        sparse = tl.load(kv_idx + j // SPARSE_KV_MULTIPLE)
     return (sparse * SPARSE_KV_BLOCK_SIZE + (jj % SPARSE_KV_MULTIPLE) * BLOCK_N).to(tl.int32)
 
 
