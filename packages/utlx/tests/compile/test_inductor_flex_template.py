@@ -93,8 +93,9 @@ def _compile(tmp_path, d: int, n_ctx: int, full: bool, dtype: str = "bf16"):
     src = render(d, n_ctx, full)
     module = load(src, tmp_path, f"utlx_flex_render_{d}_{n_ctx}_{int(full)}")
     sig = {name: f"*{dtype}" for name in ("Q", "K", "V", "out_ptr0")}
-    sig.update(LSE="*fp32", MAX="*fp32", KV_NUM_BLKS="*i32", KV_IDX="*i32", FULL_KV_NUM_BLKS="*i32",
-               FULL_KV_IDX="*i32")
+    full_list = "*i32" if full else "*fp32"  # without full blocks Inductor passes empty float tensors for them
+    sig.update(LSE="*fp32", MAX="*fp32", KV_NUM_BLKS="*i32", KV_IDX="*i32", FULL_KV_NUM_BLKS=full_list,
+               FULL_KV_IDX=full_list)
     return src, compile_kernel(module.utlx_flex_kernel, sig, {}, "cuda:90", 4)
 
 

@@ -120,4 +120,8 @@ def _from_env() -> None:
     enable(value)
 
 
-_from_env()
+# Only as ``utlx.inductor``: torch >= 2.14 imports ``triton.language.extra.tlx.inductor.registry`` while Inductor
+# itself is being imported, and utlx's alias makes that run this file a second time under the alias name, with
+# the flex module half-initialised; that copy must not act (the real one enables once Inductor is whole).
+if __name__ == "utlx.inductor":
+    _from_env()
