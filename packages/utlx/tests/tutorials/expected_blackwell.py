@@ -18,7 +18,7 @@ from utlx import compat
 #: case id -> first error compiling for cuda:100
 COMPILE: dict[str, str] = {
     'wheel.blackwell_fa_ws_pipelined_persistent_mxfp8':
-        'UtlxCompileError: utlx.local_view: a block-scales buffer (uint8/int8) that shares a storage_alia',
+        'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
         'UtlxCompileError: utlx.async_dot_scaled: utlx compiles block-scaled MMAs with A and B in shared ',
     'fork.blackwell-multi-cta-layernorm_test':

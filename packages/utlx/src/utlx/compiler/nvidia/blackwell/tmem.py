@@ -250,7 +250,7 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     layout = default_layout(shape, dtype, a)
     full = [a["num"], *shape]
-    if dtype in (tl.uint8, tl.int8) and not a.get("spec"):
+    if dtype in (tl.uint8, tl.int8):  # in a storage_alias_spec too: TMEM of its own (alias.is_own)
         _lower_scales_alloc(low, ph, dtype, shape, layout)
         return
     if a.get("spec"):  # a member of a storage_alias_spec: its buffers are views of the spec's region (alias.py)
