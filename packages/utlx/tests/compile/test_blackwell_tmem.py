@@ -337,5 +337,46 @@ def test_scales_members_that_do_not_fit_beside_the_spec_are_refused():
     with pytest.raises(Exception) as info:
         compile_kernel(_scales_in_alias_spec, _SCALED_SIG, {"S_COLS": 192}, "cuda:100")
     text = str(info.value)
-    assert "storage_alias_spec: its block-scales members (uint8/int8) need tensor memory of their own (2 " in text
+    assert ("storage_alias_spec: its block-scales members (uint8/int8) need tensor memory of their own (2 member(s), "
+            "4 allocations, 16 columns)") in text
     assert "the kernel needs 528 of the 512 TMEM columns" in text, text
+
+
+@triton.jit
+def _scaled_mma_a_in_tmem(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr):
+    """A (e4m3) stored into tensor memory from registers, as attention's P: the MMA reads it there."""
+    offs = tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :]
+    sflat = tl.arange(0, 512)
+    a_t = tlx.local_alloc((128, 128), tl.float8e4nv, 1, tlx.storage_kind.tmem)
+    b = tlx.local_alloc((128, 128), tl.float8e4nv, 1)
+    sa = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
+    sb = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
+    tlx.local_store(a_t[0], tl.load(a_ptr + offs))
+    tlx.local_store(b[0], tl.load(b_ptr + offs))
+    tlx.local_store(sa[0], tl.load(sa_ptr + sflat).reshape(1, 1, 1, 2, 256))
+    tlx.local_store(sb[0], tl.load(sb_ptr + sflat).reshape(1, 1, 1, 2, 256))
+    tlx.fence_async_shared()
+    acc = tlx.local_alloc((128, 128), tl.float32, 1, tlx.storage_kind.tmem)
+    sa_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
+    sb_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
+    done = tlx.alloc_barriers(1)
+    tlx.tmem_copy(sa[0], sa_t[0])
+    tlx.tmem_copy(sb[0], sb_t[0])
+    tlx.async_dot_scaled(a_t[0], tlx.local_trans(b[0]), acc[0], sa_t[0], "e4m3", sb_t[0], "e4m3", use_acc=False,
+                         mBarriers=[done[0]])
+    tlx.barrier_wait(done[0], 0)
+    tl.store(c_ptr + offs, tlx.local_load(acc[0]))
+
+
+@needs_blackwell_tlx
+def test_async_dot_scaled_reads_a_from_tensor_memory():
+    k = compile_kernel(_scaled_mma_a_in_tmem, _SCALED_SIG, {}, "cuda:100")
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert re.search(r"ttng\.tc_gen5_mma_scaled %\S+, %\S+, %\S+, %\S+, %\S+, %\S+", ttgir)
+    # the A operand of the block-scaled tcgen05.mma is a tensor-memory address: [a] in brackets, not a descriptor
+    mmas = re.findall(r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale[^;]*;", ptx)
+    assert len(mmas) == 4, ptx
+    # [d], [a + k-step], b-descriptor: A advances 8 columns (32 packed e4m3) per K=32 step
+    a_cols = [re.search(r"block32 \[ %r\d+ \+ 0 \], \[ %r\d+ \+ (\d+) \], %rd\d+", m) for m in mmas]
+    assert all(a_cols), mmas
+    assert [int(m.group(1)) for m in a_cols] == [0, 8, 16, 24], mmas

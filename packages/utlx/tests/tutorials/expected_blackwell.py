@@ -20,7 +20,7 @@ COMPILE: dict[str, str] = {
     'wheel.blackwell_fa_ws_pipelined_persistent_mxfp8':
         'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
-        'UtlxCompileError: utlx.async_dot_scaled: utlx compiles block-scaled MMAs with A and B in shared ',
+        'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'fork.blackwell-multi-cta-layernorm_test':
         'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
     'wheel.blackwell-gdpa':

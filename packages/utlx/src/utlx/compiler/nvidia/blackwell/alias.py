@@ -209,10 +209,12 @@ def _check_capacity(allocs: list[Placeholder], regions: dict[int, tuple[int, int
             total += _granules(int(ph.attrs["num"]) * max(1, cols))
     if total > TMEM_COLUMNS:
         extra = sum(int(ph.attrs["num"]) * _granules(max(1, _cols_of(ph))) for ph in own)
+        buffers = sum(int(ph.attrs["num"]) for ph in own)
         raise UtlxCompileError(
             "storage_alias_spec", f"its block-scales members (uint8/int8) need tensor memory of their own ({len(own)} "
-            f"allocation(s), {extra} columns): stock Triton cannot view the spec's columns in TMEM's scales layout; "
-            f"with them the kernel needs {total} of the {TMEM_COLUMNS} TMEM columns ({own[0].describe()})",
+            f"member(s), {buffers} allocations, {extra} columns): stock Triton cannot view the spec's columns in "
+            f"TMEM's scales layout; with them the kernel needs {total} of the {TMEM_COLUMNS} TMEM columns "
+            f"({own[0].describe()})",
             hint="allocate the scales outside the spec, or fewer/narrower tensor-memory buffers")
 
 
