@@ -134,5 +134,5 @@ def async_dot_scaled(_semantic: Any, A: Any, B: Any, acc: Any, A_scale: Any, A_f
     b_scale = _scales(st, _scale_buffer(B_scale, "B_scale", op), n, k // VEC, "B_scale", loc)
     a = a * np.repeat(a_scale, VEC, axis=1)
     b = b * np.repeat(b_scale, VEC, axis=1).T
-    operands = [v for v in (A, B, _unwrap(A_scale), _unwrap(B_scale))]
+    operands = [A, B, _unwrap(A_scale), _unwrap(B_scale)]
     return issue(_semantic, op, st, a, b, operands, acc, use_acc, mBarriers, force_async, out_dtype, loc)
