@@ -12,6 +12,12 @@ starts at column ``(j // g) * slot_cols + offset + (j % g) * cols``. The spec be
 of ``rows x (slots * slot_cols)`` fp32 columns; a member's buffer is a view of it (``memdesc_reinterpret`` to
 the member's element type, then a column ``tmem_subslice``, or for a run-time index a ``[slots, rows, slot]``
 reinterpret indexed by it). Shared memory specs are not compiled yet (an error says so).
+
+Block-scales members (uint8/int8) are the exception: stock Triton 3.8/3.9 can neither slice TMEM's scales layout,
+reinterpret a subview as it, nor index it, so they cannot be views of the region. They get TMEM of their own
+(:func:`is_own`, one allocation per buffer, no region columns). That is equivalent as long as the kernel passes no
+data between a scales member and another member through the shared columns (a spec then only saves capacity, as in
+Meta's mxfp8 attention); what it costs in columns is checked against the 512 (:func:`_check_capacity`).
 """
 
 from __future__ import annotations
