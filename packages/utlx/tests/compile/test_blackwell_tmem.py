@@ -181,10 +181,11 @@ def test_storage_alias_spec_members_are_views_of_one_tmem_allocation():
 
 @triton.jit
 def _scaled_mma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, SCALES: tl.constexpr, A_TMEM: tl.constexpr = False,
-                S_COLS: tl.constexpr = 128):
+                S_COLS: tl.constexpr = 128, COPY_A_SCALES: tl.constexpr = True):
     """One block-scaled MMA. SCALES: "smem" (the MMA copies them), "tmem_copy" (copied by the kernel), "alias"
     (copied into scales buffers declared inside a storage_alias_spec next to an fp32 tile of S_COLS columns, as
-    Meta's mxfp8 attention does). A_TMEM: A stored into tensor memory from registers (as attention's P)."""
+    Meta's mxfp8 attention does; COPY_A_SCALES=False leaves A's scales to whatever the spec's columns hold).
+    A_TMEM: A stored into tensor memory from registers (as attention's P)."""
     offs = tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :]
     sflat = tl.arange(0, 512)
     if A_TMEM:
@@ -222,7 +223,8 @@ def _scaled_mma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, SCALES: tl.constexpr, A_TME
             s_tiles, tlx.reuse_group(m_tiles, sa_t, sb_t, group_type=tlx.reuse_group_type.distinct),
             group_type=tlx.reuse_group_type.shared))
         tlx.local_store(m_tiles[1], tl.zeros((128, 1), tl.float32))
-        tlx.tmem_copy(sa[0], sa_t[1])
+        if COPY_A_SCALES:
+            tlx.tmem_copy(sa[0], sa_t[1])
         tlx.tmem_copy(sb[0], sb_t[1])
         tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[0], sa_t[1], "e4m3", sb_t[1], "e4m3", use_acc=False,
                              mBarriers=[done[0]])
@@ -343,3 +345,13 @@ def test_async_dot_scaled_reads_a_from_tensor_memory():
     a_cols = [re.search(r"block32 \[ %r\d+ \+ 0 \], \[ %r\d+ \+ (\d+) \], %rd\d+", m) for m in mmas]
     assert all(a_cols), mmas
     assert [int(m.group(1)) for m in a_cols] == [0, 8, 16, 24], mmas
+
+
+@needs_blackwell_tlx
+def test_scales_member_read_but_never_written_through_itself_is_refused():
+    """Its data could only come through the spec's shared columns, which its own allocation does not have."""
+    with pytest.raises(Exception) as info:
+        compile_kernel(_scaled_mma, _SCALED_SIG, {"SCALES": "alias", "COPY_A_SCALES": False}, "cuda:100")
+    text = str(info.value)
+    assert "storage_alias_spec: a block-scales member (utlx.tmem_alloc at " in text and '"sa_t"' in text, text
+    assert "is read (utlx.tcgen05_mma_scaled at " in text and "but never written through itself" in text, text

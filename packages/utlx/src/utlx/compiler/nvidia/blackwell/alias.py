@@ -188,6 +188,41 @@ def plan(low: Lowering, found: list[Placeholder]) -> None:
     low.vendor["tmem_alias_size"] = sizes
     low.vendor["tmem_alias_rows"] = rows
     _check_capacity(list(allocs.values()), sizes)
+    _check_written_through_itself(allocs, found)
+
+
+#: placeholder -> indices of the handles it writes / reads in tensor memory
+_WRITES = {"tmem_copy": (1,), "tmem_store": (0,)}
+_READS = {"tmem_load": (0,), "tcgen05_mma_scaled": (0, 3, 4)}
+_VIEWS = ("tmem_view", "tmem_slice", "tmem_reinterpret")
+
+
+def _check_written_through_itself(allocs: dict[int, Placeholder], found: list[Placeholder]) -> None:
+    """Refuse a scales member of a spec that the kernel reads but never writes through itself: its data would come
+    through the spec's shared columns from another member, which its own allocation (:func:`is_own`) lacks."""
+    own = {i: ph for i, ph in allocs.items() if ph.attrs.get("spec") and is_own(ph)}
+    if not own:
+        return
+    root: dict[int, int] = {i: i for i in own}
+    for ph in found:  # views come after what they view: one pass resolves chains
+        if ph.name in _VIEWS and ph.handles and ph.handles[0].id() in root:
+            root[ph.result.id()] = root[ph.handles[0].id()]
+    written, read = set(), {}
+    for ph in found:
+        for i in _WRITES.get(ph.name, ()):
+            if i < len(ph.handles) and ph.handles[i].id() in root:
+                written.add(root[ph.handles[i].id()])
+        for i in _READS.get(ph.name, ()):
+            if i < len(ph.handles) and ph.handles[i].id() in root:
+                read.setdefault(root[ph.handles[i].id()], ph)
+    for alloc_id, reader in read.items():
+        if alloc_id not in written:
+            raise UtlxCompileError(
+                "storage_alias_spec", f"a block-scales member ({own[alloc_id].describe()}) is read "
+                f"({reader.describe()}) but never written through itself: its data would come through the spec's "
+                f"shared columns, and utlx gives block-scales members tensor memory of their own (stock Triton "
+                f"cannot view the spec's columns in TMEM's scales layout)",
+                hint="write the scales with tlx.tmem_copy or tlx.local_store")
 
 
 def _granules(cols: int) -> int:
