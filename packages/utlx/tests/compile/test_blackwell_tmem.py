@@ -180,10 +180,18 @@ def test_storage_alias_spec_members_are_views_of_one_tmem_allocation():
 
 
 @triton.jit
-def _scaled_mma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, SCALES_IN_SMEM: tl.constexpr):
+def _scaled_mma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, SCALES: tl.constexpr, A_TMEM: tl.constexpr = False,
+                S_COLS: tl.constexpr = 128, COPY_A_SCALES: tl.constexpr = True):
+    """One block-scaled MMA. SCALES: "smem" (the MMA copies them), "tmem_copy" (copied by the kernel), "alias"
+    (copied into scales buffers declared inside a storage_alias_spec next to an fp32 tile of S_COLS columns, as
+    Meta's mxfp8 attention does; COPY_A_SCALES=False leaves A's scales to whatever the spec's columns hold).
+    A_TMEM: A stored into tensor memory from registers (as attention's P)."""
     offs = tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :]
     sflat = tl.arange(0, 512)
-    a = tlx.local_alloc((128, 128), tl.float8e4nv, 1)
+    if A_TMEM:
+        a = tlx.local_alloc((128, 128), tl.float8e4nv, 1, tlx.storage_kind.tmem)
+    else:
+        a = tlx.local_alloc((128, 128), tl.float8e4nv, 1)
     b = tlx.local_alloc((128, 128), tl.float8e4nv, 1)  # [N, K]: fed as its transpose
     sa = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
     sb = tlx.local_alloc((1, 1, 1, 2, 256), tl.uint8, 1)
@@ -194,25 +202,44 @@ def _scaled_mma(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, SCALES_IN_SMEM: tl.constexp
     tlx.fence_async_shared()
     acc = tlx.local_alloc((128, 128), tl.float32, 1, tlx.storage_kind.tmem)
     done = tlx.alloc_barriers(1)
-    if SCALES_IN_SMEM:
+    extra = tl.zeros((128, 128), tl.float32)
+    if SCALES == "smem":
         tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[0], sa[0], "e4m3", sb[0], "e4m3", use_acc=False,
                              mBarriers=[done[0]])
-    else:
+    elif SCALES == "tmem_copy":
         sa_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
         sb_t = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)
         tlx.tmem_copy(sa[0], sa_t[0])
         tlx.tmem_copy(sb[0], sb_t[0])
         tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[0], sa_t[0], "e4m3", sb_t[0], "e4m3", use_acc=False,
                              mBarriers=[done[0]])
+    else:
+        spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+        s_tiles = tlx.local_alloc((128, S_COLS), tl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+        m_tiles = tlx.local_alloc((128, 1), tl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+        sa_t = tlx.local_alloc((128, 4), tl.uint8, 2, tlx.storage_kind.tmem, reuse=spec)
+        sb_t = tlx.local_alloc((128, 4), tl.uint8, 2, tlx.storage_kind.tmem, reuse=spec)
+        spec.set_buffer_overlap(tlx.reuse_group(
+            s_tiles, tlx.reuse_group(m_tiles, sa_t, sb_t, group_type=tlx.reuse_group_type.distinct),
+            group_type=tlx.reuse_group_type.shared))
+        tlx.local_store(m_tiles[1], tl.zeros((128, 1), tl.float32))
+        if COPY_A_SCALES:
+            tlx.tmem_copy(sa[0], sa_t[1])
+        tlx.tmem_copy(sb[0], sb_t[1])
+        tlx.async_dot_scaled(a[0], tlx.local_trans(b[0]), acc[0], sa_t[1], "e4m3", sb_t[1], "e4m3", use_acc=False,
+                             mBarriers=[done[0]])
+        extra += tlx.local_load(m_tiles[1])
     tlx.barrier_wait(done[0], 0)
-    tl.store(c_ptr + offs, tlx.local_load(acc[0]))
+    tl.store(c_ptr + offs, tlx.local_load(acc[0]) + extra)
+
+
+_SCALED_SIG = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "sa_ptr": "*u8", "sb_ptr": "*u8", "c_ptr": "*fp32"}
 
 
 @needs_blackwell_tlx
 @pytest.mark.parametrize("in_smem", [False, True], ids=["tmem_copy", "scales_in_smem"])
 def test_async_dot_scaled_is_a_block_scaled_tcgen05_mma(in_smem):
-    k = compile_kernel(_scaled_mma, {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "sa_ptr": "*u8", "sb_ptr": "*u8",
-                                     "c_ptr": "*fp32"}, {"SCALES_IN_SMEM": in_smem}, "cuda:100")
+    k = compile_kernel(_scaled_mma, _SCALED_SIG, {"SCALES": "smem" if in_smem else "tmem_copy"}, "cuda:100")
     ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
     assert "ttng.tc_gen5_mma_scaled" in ttgir and _count(ttgir, r"ttng\.tmem_copy") == 2
     assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale", ptx)
@@ -279,3 +306,52 @@ def test_the_forks_inline_ptx_lib_is_packed_f32x2_ptx():
         assert instr in ptx, instr
     with pytest.raises(triton.compiler.errors.CompilationError, match=r"utlx\._mul_f32x2: has no implementation"):
         compile_kernel(_packed_math, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {}, "cuda:90")
+
+
+@needs_blackwell_tlx
+def test_scales_members_of_an_alias_spec_get_tensor_memory_of_their_own():
+    """Stock Triton cannot view a spec's columns in TMEM's scales layout, so each scales buffer of a spec member is
+    an allocation of its own (the spec only shares capacity; the other members stay views of its region)."""
+    k = compile_kernel(_scaled_mma, _SCALED_SIG, {"SCALES": "alias"}, "cuda:100")
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    # the two used scales buffers (the unused ones are dropped), beside the accumulator and the spec's region
+    assert _count(ttgir, r"ttng\.tmem_alloc[^\n]*128x4xi8, #tmem_scales,") == 2, ttgir
+    assert _count(ttgir, r"ttng\.tmem_alloc[^\n]*128x256xf32") == 1 and _count(ttgir, r"ttng\.tmem_alloc") == 4
+    assert _count(ttgir, r"ttng\.tmem_copy") == 2 and _count(ttgir, r"ttng\.tc_gen5_mma_scaled") == 1
+    assert _count(ptx, r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale") == 4
+    assert _count(ptx, r"tcgen05\.cp\.cta_group::1") >= 2
+
+
+@needs_blackwell_tlx
+def test_scales_members_that_do_not_fit_beside_the_spec_are_refused():
+    """128 accumulator columns + a 2 x 192-column region leave no room for the scales' own allocations."""
+    with pytest.raises(Exception) as info:
+        compile_kernel(_scaled_mma, _SCALED_SIG, {"SCALES": "alias", "S_COLS": 192}, "cuda:100")
+    text = str(info.value)
+    assert ("storage_alias_spec: its block-scales members (uint8/int8) need tensor memory of their own (2 member(s), "
+            "4 allocations, 16 columns)") in text
+    assert "the kernel needs 528 of the 512 TMEM columns" in text, text
+
+
+@needs_blackwell_tlx
+def test_async_dot_scaled_reads_a_from_tensor_memory():
+    k = compile_kernel(_scaled_mma, _SCALED_SIG, {"SCALES": "tmem_copy", "A_TMEM": True}, "cuda:100")
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert re.search(r"ttng\.tc_gen5_mma_scaled %\S+, %\S+, %\S+, %\S+, %\S+, %\S+", ttgir)
+    # the A operand of the block-scaled tcgen05.mma is a tensor-memory address: [a] in brackets, not a descriptor
+    mmas = re.findall(r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale[^;]*;", ptx)
+    assert len(mmas) == 4, ptx
+    # [d], [a + k-step], b-descriptor: A advances 8 columns (32 packed e4m3) per K=32 step
+    a_cols = [re.search(r"block32 \[ %r\d+ \+ 0 \], \[ %r\d+ \+ (\d+) \], %rd\d+", m) for m in mmas]
+    assert all(a_cols), mmas
+    assert [int(m.group(1)) for m in a_cols] == [0, 8, 16, 24], mmas
+
+
+@needs_blackwell_tlx
+def test_scales_member_read_but_never_written_through_itself_is_refused():
+    """Its data could only come through the spec's shared columns, which its own allocation does not have."""
+    with pytest.raises(Exception) as info:
+        compile_kernel(_scaled_mma, _SCALED_SIG, {"SCALES": "alias", "COPY_A_SCALES": False}, "cuda:100")
+    text = str(info.value)
+    assert "storage_alias_spec: a block-scales member (utlx.tmem_alloc at " in text and '"sa_t"' in text, text
+    assert "is read (utlx.tcgen05_mma_scaled at " in text and "but never written through itself" in text, text

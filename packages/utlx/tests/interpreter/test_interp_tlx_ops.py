@@ -1,7 +1,8 @@
 """TLX's op surface under the CPU interpreter, each op against a float32/numpy reference on fresh random
 data: ``bufs[i]``/``bars[i]`` indexing, replicated tasks, ``async_dot`` without an accumulator, views,
 bulk and descriptor copies, fences, ids, warp votes, stochastic rounding, MXFP8, cluster-of-one remote
-ops, storage alias specs; Blackwell-only ops and misuse raise errors naming op, values and line.
+ops, storage alias specs (block-scaled Blackwell ops: test_interp_scaled.py); misuse raises errors naming
+op, values and line.
 
 Kernels import TLX the way Meta's tutorials do (``import triton.language.extra.tlx as tlx``).
 """
@@ -15,7 +16,7 @@ import triton
 import triton.language as tl
 import triton.language.extra.tlx as tlx
 from triton.language.extra.tlx.warp_spec import get_bufidx_phase
-from utlx.interpreter import UtlxHazardError, UtlxNeedsBlackwellError
+from utlx.interpreter import UtlxHazardError
 from utlx_interp_host import RNG
 from utlx_interp_host import randn as _randn
 from utlx_interp_host import utlx_error as _cause
@@ -610,29 +611,6 @@ def test_interpreter_values_are_tlx_types():
     out = torch.zeros(1, dtype=torch.int32)
     kernel[(1,)](out)
     assert out.item() == 1
-
-
-# ------------------------------------------------------------------------------------ Blackwell-only ops
-
-
-@triton.jit
-def _blackwell_op(WHICH: tl.constexpr):
-    smem = tlx.local_alloc((128, 4), tl.uint8, 1)[0]
-    tmem = tlx.local_alloc((128, 4), tl.uint8, 1, tlx.storage_kind.tmem)[0]
-    if WHICH == 0:
-        tlx.tmem_copy(smem, tmem)
-    else:
-        tlx.async_dot_scaled(smem, smem, tmem, smem, "e4m3", smem, "e4m3")
-
-
-@pytest.mark.parametrize(("which", "op"), [(0, "tmem_copy"), (2, "async_dot_scaled")])
-def test_blackwell_only_ops_say_they_need_sm100(which, op):
-    with pytest.raises(Exception) as info:
-        _blackwell_op[(1,)](WHICH=which)
-    err = _cause(info)
-    assert isinstance(err, UtlxNeedsBlackwellError)
-    assert str(err).startswith(f"{op}: needs sm_100 (Blackwell)")
-    assert "_blackwell_op" in str(err)
 
 
 # ------------------------------------------------------------------------ fork-only Config(ctas_per_cga)

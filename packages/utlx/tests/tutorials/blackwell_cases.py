@@ -85,12 +85,23 @@ def _attention(*extra: Any, causal: bool | None = None) -> Callable[..., list[Ch
 
 
 def _mxfp8_attention(mod: ModuleType, torch: Any, seed: int) -> list[Check]:
+    """vs attention of the dequantized inputs: the file's ``*_ref`` are the bf16 tensors *before* MXFP8
+    quantization, whose error alone (up to 1/16 an element) exceeds the tolerance for some seeds; what is left
+    is the kernel's own quantization of P and its bf16 output."""
+    from torchao.prototype.mx_formats.mx_tensor import MXTensor, ScaleCalculationMode
+
+    def dequantized(x2d: Any) -> Any:  # as generate_attention_inputs quantizes (deterministic)
+        return MXTensor.to_mx(x2d, torch.float8_e4m3fn, scaling_mode=ScaleCalculationMode.RCEIL,
+                              is_swizzled_scales=True).dequantize(torch.float32)
+
     torch.manual_seed(seed)
-    (q, qs, qref), (k, ks, kref), (v, vs, vref) = mod.generate_attention_inputs((1, 2, 512, 128), "cpu",
-                                                                                torch.float8_e4m3fn)
+    shape = (1, 2, 512, 128)
+    (q, qs, qref), (k, ks, kref), (v, vs, vref) = mod.generate_attention_inputs(shape, "cpu", torch.float8_e4m3fn)
     sm_scale = 0.5
     out = mod.attention(q, k, v, qs, ks, vs, sm_scale, False)
-    return [(out, attention_reference(qref, kref, vref, sm_scale, False), 5e-2, 5e-2)]
+    qd, kd = (dequantized(x.reshape(-1, shape[-1])).reshape(shape) for x in (qref, kref))
+    vd = dequantized(vref.reshape(-1, shape[-1]).t().contiguous()).t().reshape(shape)  # V: quantized along N
+    return [(out, attention_reference(qd, kd, vd, sm_scale, False), 5e-2, 5e-2)]
 
 
 def _grouped_gemm(attr: str) -> Callable[..., list[Check]]:

@@ -18,9 +18,9 @@ from utlx import compat
 #: case id -> first error compiling for cuda:100
 COMPILE: dict[str, str] = {
     'wheel.blackwell_fa_ws_pipelined_persistent_mxfp8':
-        'UtlxCompileError: utlx.local_view: a block-scales buffer (uint8/int8) that shares a storage_alia',
+        'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
-        'UtlxCompileError: utlx.async_dot_scaled: utlx compiles block-scaled MMAs with A and B in shared ',
+        'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'fork.blackwell-multi-cta-layernorm_test':
         'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
     'wheel.blackwell-gdpa':
@@ -37,12 +37,6 @@ COMPILE: dict[str, str] = {
 
 #: case id -> first error under TRITON_INTERPRET=1
 INTERPRET: dict[str, str] = {
-    'wheel.blackwell_fa_ws_pipelined_persistent_mxfp8':
-        'UtlxNeedsBlackwellError: tmem_copy: needs sm_100 (Blackwell): it drives the tcgen05.cp shared-to',
-    'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
-        'UtlxNeedsBlackwellError: tmem_copy: needs sm_100 (Blackwell): it drives the tcgen05.cp shared-to',
-    'fork.blackwell_gemm_ws_mxfp8':
-        'UtlxNeedsBlackwellError: async_dot_scaled: needs sm_100 (Blackwell): it drives block-scaled tcge',
     'fork.blackwell-triton-addmm-2cta_test':
         "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
 }

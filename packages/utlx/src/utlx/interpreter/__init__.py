@@ -15,6 +15,7 @@ from utlx.interpreter import (  # noqa: F401
     ops_fork_cuda,
     ops_mem,
     ops_mma,
+    ops_scaled,
     ops_util,
     tasks,
 )

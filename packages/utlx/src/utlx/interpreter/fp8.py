@@ -71,3 +71,33 @@ def create_fp_to_fp(original: Callable[..., Any]) -> Callable[..., Any]:
 
     create.__wrapped__ = original  # type: ignore[attr-defined]
     return create
+
+
+@cache
+def _decode_table(dtype: Any) -> np.ndarray:
+    """float32 value of each of the 256 codes of ``dtype`` (e5m2: the codes above the largest finite one are
+    inf then NaN; e4m3fn: only its NaN code is not finite)."""
+    _, _, largest, nan_code = FORMATS[dtype]
+    mag = np.full(128, np.nan)
+    mag[:largest + 1] = _values(dtype)
+    if nan_code > largest + 1:  # e5m2: 0x7C is infinity
+        mag[largest + 1] = np.inf
+    return np.concatenate([mag, -mag]).astype(np.float32)
+
+
+def decode(codes: np.ndarray, dtype: Any) -> np.ndarray:
+    """float32 values of uint8 FP8 ``codes`` (the inverse of :func:`encode` on its range)."""
+    return _decode_table(dtype)[np.asarray(codes).view(np.uint8)]
+
+
+#: e2m1 (fp4) magnitudes of codes 0..7; bit 3 is the sign
+E2M1_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], dtype=np.float32)
+
+
+def decode_e2m1(packed: np.ndarray, axis: int) -> np.ndarray:
+    """float32 values of e2m1 codes packed two per byte along ``axis`` (the low nibble holds the even element,
+    as Triton's and the tcgen05 mxf4 operands pack them): the result is twice as long along ``axis``."""
+    packed = np.moveaxis(np.asarray(packed).view(np.uint8), axis, -1)
+    codes = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(*packed.shape[:-1], -1)
+    values = np.where(codes & 0x8, -1.0, 1.0).astype(np.float32) * E2M1_VALUES[codes & 0x7]
+    return np.moveaxis(values, -1, axis)

@@ -1,4 +1,4 @@
-"""Blackwell (sm_100) semantics under the interpreter: tcgen05 MMA completion, and clear errors for the rest.
+"""Blackwell (sm_100) semantics under the interpreter: tcgen05 MMA completion and commits.
 
 TMEM is storage like shared memory (``local_alloc(storage=tmem)`` in ``ops_mem``). An ``async_dot`` into a TMEM
 accumulator is a tcgen05 MMA: without ``mBarriers`` (and not ``force_async``) the compiled code waits for it at
@@ -9,49 +9,25 @@ touching the same TMEM is no hazard, while a ``local_load`` of the accumulator b
 
 The data moves eagerly (results are right whenever the kernel is); the checker keeps what is in flight.
 
-Not modelled yet, and refused with an error naming the op (``SM100_ONLY``): ``tmem_copy`` (``tcgen05.cp``) and
-``async_dot_scaled``, whose scale factors sit in TMEM in the tcgen05 scale-factor layout the model does not lay
-out yet (a CPU result would be a guess).
+Block-scaled MMAs and their scale copies (``async_dot_scaled``, ``tmem_copy``) are in ``ops_scaled``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from utlx.interpreter import state as _state
 from utlx.interpreter.barriers import Barrier
-from utlx.interpreter.errors import SourceLocation, UtlxInterpreterError, kernel_location, where
+from utlx.interpreter.errors import SourceLocation, UtlxInterpreterError, kernel_location
 from utlx.interpreter.memory import BufferView
 from utlx.interpreter.ops_mem import _barrier
 from utlx.interpreter.state import InFlight
 from utlx.language._dispatch import register_interpreter_impl
 
-#: op -> what it drives on Blackwell (for the message).
-SM100_ONLY: dict[str, str] = {
-    "tmem_copy": "the tcgen05.cp shared-to-tensor-memory copy",
-    "async_dot_scaled": "block-scaled tcgen05 MMA",
-}
-
 
 class UtlxNeedsBlackwellError(UtlxInterpreterError):
-    """A Blackwell op the CPU interpreter does not model was run."""
-
-
-def _raiser(op: str, what: str) -> Callable[..., Any]:
-    def body(_semantic: Any, *args: Any, **kwargs: Any) -> Any:
-        raise UtlxNeedsBlackwellError(
-            f"{op}: needs sm_100 (Blackwell): it drives {what}, whose tensor-memory scale-factor layout utlx's CPU "
-            f"interpreter does not model yet{where(kernel_location())}"
-        )
-
-    body.__name__ = f"{op}_needs_sm100"
-    return body
-
-
-for _op, _what in SM100_ONLY.items():
-    register_interpreter_impl(_op)(_raiser(_op, _what))
-del _op, _what
+    """A Blackwell op the CPU interpreter does not model was run (kept for callers that catch it; no op raises it
+    since the block-scaled MMAs are modelled)."""
 
 
 def is_tmem(view: BufferView) -> bool:

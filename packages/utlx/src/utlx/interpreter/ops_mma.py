@@ -51,36 +51,47 @@ def async_dot(_semantic: Any, A: Any, B: Any, acc: Any, use_acc: Any, pred: Any,
     ordered = {"tcgen05": True} if tcgen05 else {}  # tcgen05: after this task's earlier tcgen05 ops, in order
     a, a_buf = _operand(_semantic, A, "A", st, loc, **ordered)
     b, b_buf = _operand(_semantic, B, "B", st, loc, **ordered)
+    return issue(_semantic, "async_dot", st, a, b, [v for v in (a_buf, b_buf) if v is not None], acc, use_acc,
+                 mBarriers, force_async, out_dtype, loc)
+
+
+def issue(_semantic: Any, op: str, st: _state.ProgramState, a: np.ndarray, b: np.ndarray, operands: list[BufferView],
+          acc: Any, use_acc: Any, mBarriers: Any, force_async: Any, out_dtype: Any, loc: Any) -> Any:
+    """``acc (+)= a @ b`` in float32 from operand values ``a``/``b`` (read from the buffers ``operands``), then the
+    completion model: a tcgen05 MMA (TMEM ``acc``) stays in flight until its barriers are observed, a wgmma until
+    ``async_dot_wait``. Shared by ``async_dot`` and ``async_dot_scaled``."""
+    acc_buf = acc if isinstance(acc, BufferView) else None
+    tcgen05 = acc_buf is not None and is_tmem(acc_buf)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise UtlxInterpreterError(f"async_dot: shapes {list(a.shape)} @ {list(b.shape)} do not chain{where(loc)}")
+        raise UtlxInterpreterError(f"{op}: shapes {list(a.shape)} @ {list(b.shape)} do not chain{where(loc)}")
     result = np.matmul(a, b, dtype=np.float32)
-    keep = True if use_acc is None else _compat.to_bool(use_acc, "async_dot use_acc")
+    keep = True if use_acc is None else _compat.to_bool(use_acc, f"{op} use_acc")
     out_ty = _unwrap(out_dtype) or tl.float32
     if acc is not None and keep:
         if acc_buf is not None:
-            st.check_read(acc_buf, "async_dot", loc, tcgen05)
+            st.check_read(acc_buf, op, loc, tcgen05)
             prev = _as_f32(_semantic, acc_buf.data, acc_buf.dtype)
         else:
             prev = _as_f32(_semantic, _compat.tensor_data(acc), acc.dtype)
         if prev.shape != result.shape:
-            raise UtlxInterpreterError(f"async_dot: acc of shape {list(prev.shape)} does not match "
+            raise UtlxInterpreterError(f"{op}: acc of shape {list(prev.shape)} does not match "
                                        f"{list(result.shape)}{where(loc)}")
         result = result + prev
-    barriers = [_barrier(m, "async_dot", "mBarriers") for m in (_unwrap(mBarriers) or ())]
+    barriers = [_barrier(m, op, "mBarriers") for m in (_unwrap(mBarriers) or ())]
     if acc_buf is not None:
-        st.check_write(acc_buf, "async_dot", loc, tcgen05)
+        st.check_write(acc_buf, op, loc, tcgen05)
     out = _compat.make_tensor(result, tl.float32)
     if out_ty != tl.float32 or (acc_buf is not None and acc_buf.dtype != tl.float32):
         out = out.to(acc_buf.dtype if acc_buf is not None else out_ty, _semantic=_semantic)
-    reads = [InFlight("async_dot", v.region, v.name, loc) for v in (a_buf, b_buf) if v is not None]
+    reads = [InFlight(op, v.region, v.name, loc) for v in operands]
     if tcgen05:
         # Asynchronous only with mBarriers or force_async; otherwise the compiled MMA is waited for at once.
-        if barriers or _compat.to_bool(force_async, "async_dot force_async"):
-            tcgen05_issue(st, reads, InFlight("async_dot", acc_buf.region, acc_buf.name, loc), barriers, loc)
+        if barriers or _compat.to_bool(force_async, f"{op} force_async"):
+            tcgen05_issue(st, reads, InFlight(op, acc_buf.region, acc_buf.name, loc), barriers, loc)
     elif barriers:
         # wgmma with mBarriers: completion is signalled on the barriers (modelled as immediate).
         for bar in barriers:
-            bar.arrive(1, "async_dot", loc)
+            bar.arrive(1, op, loc)
     else:
         st.task().dots.append(reads)
     if acc_buf is not None:

@@ -12,6 +12,12 @@ starts at column ``(j // g) * slot_cols + offset + (j % g) * cols``. The spec be
 of ``rows x (slots * slot_cols)`` fp32 columns; a member's buffer is a view of it (``memdesc_reinterpret`` to
 the member's element type, then a column ``tmem_subslice``, or for a run-time index a ``[slots, rows, slot]``
 reinterpret indexed by it). Shared memory specs are not compiled yet (an error says so).
+
+Block-scales members (uint8/int8) are the exception: stock Triton 3.8/3.9 can neither slice TMEM's scales layout,
+reinterpret a subview as it, nor index it, so they cannot be views of the region. They get TMEM of their own
+(:func:`is_own`, one allocation per buffer, no region columns). That is equivalent as long as the kernel passes no
+data between a scales member and another member through the shared columns (a spec then only saves capacity, as in
+Meta's mxfp8 attention); what it costs in columns is checked against the 512 (:func:`_check_capacity`).
 """
 
 from __future__ import annotations
@@ -104,7 +110,15 @@ class Placement:
     cols: int  # 32-bit columns of one buffer
 
 
+def is_own(ph: Placeholder) -> bool:
+    """Does this member get TMEM of its own instead of columns of the spec's region? Block-scales (uint8/int8)
+    members do: stock Triton cannot view region columns in TMEM's scales layout (see the module doc)."""
+    return dtype_of_name(ph.attrs["dtype"]) in (tl.uint8, tl.int8)
+
+
 def _cols(ph: Placeholder) -> int:
+    if is_own(ph):
+        return 0  # takes no region columns
     dtype = dtype_of_name(ph.attrs["dtype"])
     return max(1, ph.attrs["shape"][1] * dtype.primitive_bitwidth // 32)
 
@@ -162,8 +176,9 @@ def plan(low: Lowering, found: list[Placeholder]) -> None:
         _place(tree, members, 0, 1, where)
         for i, member in enumerate(members):
             offset, group = where[i]
-            placements[member.result.id()] = Placement(slots, slot_cols, offset, group, _cols(member))
-        heights = {int(m.attrs["shape"][0]) for m in members}
+            if not is_own(member):
+                placements[member.result.id()] = Placement(slots, slot_cols, offset, group, _cols(member))
+        heights = {int(m.attrs["shape"][0]) for m in members if not is_own(m)}
         if len(heights) != 1:
             raise UtlxCompileError("set_buffer_overlap", f"tensor-memory members of one spec have the same rows, got "
                                    f"{sorted(heights)} ({ph.describe()})")
@@ -172,6 +187,80 @@ def plan(low: Lowering, found: list[Placeholder]) -> None:
     low.vendor["tmem_alias"] = placements
     low.vendor["tmem_alias_size"] = sizes
     low.vendor["tmem_alias_rows"] = rows
+    _check_capacity(list(allocs.values()), sizes)
+    _check_written_through_itself(allocs, found)
+
+
+#: placeholder -> indices of the handles it writes / reads in tensor memory
+_WRITES = {"tmem_copy": (1,), "tmem_store": (0,)}
+_READS = {"tmem_load": (0,), "tcgen05_mma_scaled": (0, 3, 4)}
+_VIEWS = ("tmem_view", "tmem_slice", "tmem_reinterpret")
+
+
+def _check_written_through_itself(allocs: dict[int, Placeholder], found: list[Placeholder]) -> None:
+    """Refuse a scales member of a spec that the kernel reads but never writes through itself: its data would come
+    through the spec's shared columns from another member, which its own allocation (:func:`is_own`) lacks."""
+    own = {i: ph for i, ph in allocs.items() if ph.attrs.get("spec") and is_own(ph)}
+    if not own:
+        return
+    root: dict[int, int] = {i: i for i in own}
+    for ph in found:  # views come after what they view: one pass resolves chains
+        if ph.name in _VIEWS and ph.handles and ph.handles[0].id() in root:
+            root[ph.result.id()] = root[ph.handles[0].id()]
+    written, read = set(), {}
+    for ph in found:
+        for i in _WRITES.get(ph.name, ()):
+            if i < len(ph.handles) and ph.handles[i].id() in root:
+                written.add(root[ph.handles[i].id()])
+        for i in _READS.get(ph.name, ()):
+            if i < len(ph.handles) and ph.handles[i].id() in root:
+                read.setdefault(root[ph.handles[i].id()], ph)
+    for alloc_id, reader in read.items():
+        if alloc_id not in written:
+            raise UtlxCompileError(
+                "storage_alias_spec", f"a block-scales member ({own[alloc_id].describe()}) is read "
+                f"({reader.describe()}) but never written through itself: its data would come through the spec's "
+                f"shared columns, and utlx gives block-scales members tensor memory of their own (stock Triton "
+                f"cannot view the spec's columns in TMEM's scales layout)",
+                hint="write the scales with tlx.tmem_copy or tlx.local_store")
+
+
+def _granules(cols: int) -> int:
+    """Columns an allocation of ``cols`` 32-bit columns takes (Triton's TMEM allocator aligns each to 4)."""
+    return -(-cols // 4) * 4
+
+
+def _check_capacity(allocs: list[Placeholder], regions: dict[int, tuple[int, int]]) -> None:
+    """Refuse, naming why, a kernel whose block-scales spec members (own TMEM, :func:`is_own`) push it past the 512
+    columns. TLX allocations live for the whole kernel (that is what a storage_alias_spec shares), so the
+    columns add up; without this, Triton's allocator fails later with a bare "out of resource: tensor memory"."""
+    from .tmem import TMEM_COLUMNS
+
+    own = [ph for ph in allocs if ph.attrs.get("spec") and is_own(ph)]
+    if not own:
+        return
+    total = sum(_granules(slots * slot_cols) for slots, slot_cols in regions.values())
+    for ph in allocs:
+        if ph.attrs.get("reuse") or (ph.attrs.get("spec") and not is_own(ph)):
+            continue  # columns of another allocation / of a spec's region (counted above)
+        cols = _cols_of(ph)
+        if is_own(ph):  # one allocation per buffer (tmem._lower_scales_alloc)
+            total += int(ph.attrs["num"]) * _granules(max(1, cols))
+        else:
+            total += _granules(int(ph.attrs["num"]) * max(1, cols))
+    if total > TMEM_COLUMNS:
+        extra = sum(int(ph.attrs["num"]) * _granules(max(1, _cols_of(ph))) for ph in own)
+        buffers = sum(int(ph.attrs["num"]) for ph in own)
+        raise UtlxCompileError(
+            "storage_alias_spec", f"its block-scales members (uint8/int8) need tensor memory of their own ({len(own)} "
+            f"member(s), {buffers} allocations, {extra} columns): stock Triton cannot view the spec's columns in "
+            f"TMEM's scales layout; with them the kernel needs {total} of the {TMEM_COLUMNS} TMEM columns "
+            f"({own[0].describe()})",
+            hint="allocate the scales outside the spec, or fewer/narrower tensor-memory buffers")
+
+
+def _cols_of(ph: Placeholder) -> int:
+    return dtype_of_name(ph.attrs["dtype"]).primitive_bitwidth * int(ph.attrs["shape"][1]) // 32
 
 
 # ---------------------------------------------------------------- lowerings
@@ -204,10 +293,6 @@ def member_view(low: Lowering, ph: Placeholder, fact: dict, index: Any) -> tuple
     place: Placement = fact["alias"]
     region = gluon.tmem_value(fact["region"], fact["region_fact"])
     dtype, shape = fact["dtype"], list(fact["shape"])
-    if dtype in (tl.uint8, tl.int8):
-        raise UtlxCompileError("local_view", f"a block-scales buffer (uint8/int8) that shares a storage_alias_spec is "
-                               f"not compiled by utlx yet: TMEM's scales layout cannot view another buffer's columns "
-                               f"({ph.describe()})", hint="allocate the scales buffers outside the spec")
     per_col = max(1, 32 // dtype.primitive_bitwidth)  # elements of this type in one 32-bit column (packed)
     sem = gluon.semantic(low)
     rows = shape[0]

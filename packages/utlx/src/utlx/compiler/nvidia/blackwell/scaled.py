@@ -86,8 +86,9 @@ def async_dot_scaled(_semantic: Any, A: Any, B: Any, acc: Any, A_scale: Any, A_f
     gluon.require_support(op, target)
     a = _expect(op, A, values.SharedView, "A")
     b = _expect(op, B, values.SharedView, "B")
-    if is_tmem(a) or is_tmem(b):
-        raise UtlxCompileError(op, "utlx compiles block-scaled MMAs with A and B in shared memory", target=target.name)
+    if is_tmem(b):  # tcgen05.mma reads A from shared or tensor memory, B from shared memory only
+        raise UtlxCompileError(op, "B of a block-scaled MMA must be in shared memory (only A may be in tensor memory)",
+                               target=target.name)
     acc = _c(acc)
     if not is_tmem(acc) or not isinstance(acc, values.SharedView):
         raise UtlxCompileError(op, f"the accumulator is one tensor-memory buffer, got {_show(acc)}", target=target.name)

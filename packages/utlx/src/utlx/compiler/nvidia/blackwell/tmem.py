@@ -250,7 +250,7 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
     dtype, shape = dtype_of_name(a["dtype"]), list(a["shape"])
     layout = default_layout(shape, dtype, a)
     full = [a["num"], *shape]
-    if dtype in (tl.uint8, tl.int8) and not a.get("spec"):
+    if dtype in (tl.uint8, tl.int8):  # in a storage_alias_spec too: TMEM of its own (alias.is_own)
         _lower_scales_alloc(low, ph, dtype, shape, layout)
         return
     if a.get("spec"):  # a member of a storage_alias_spec: its buffers are views of the spec's region (alias.py)
@@ -304,9 +304,9 @@ def _lower_scales_alloc(low: Lowering, ph: Placeholder, dtype: Any, shape: list[
     Why: TMEM's scales layout takes no buffer index (Gluon: "Scales don't currently support multibuffering"),
     and stock Triton neither slices it (``ttng.tmem_subslice`` wants the plain TMEM layout) nor reinterprets a
     subview as it. So buffer ``i`` is an allocation of its own (each rounded up to TMEM's 32-column granule) and
-    a view needs the buffer index at compile time. Inside a ``storage_alias_spec`` that is no way out (the
-    separate allocations would not share the spec's columns, and Meta's mxfp8 attention then needs 576 of the
-    512 columns), so there scales are refused (``alias.member_view``).
+    a view needs the buffer index at compile time. Scales members of a ``storage_alias_spec`` are allocated so
+    too (``alias.is_own``: they share no columns with the spec, which TLX kernels use for capacity only); when
+    that exceeds the 512 columns (Meta's mxfp8 attention: 544) ``alias._check_capacity`` says so.
     """
     from utlx import compat
 
