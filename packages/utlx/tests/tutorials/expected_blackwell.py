@@ -21,16 +21,10 @@ COMPILE: dict[str, str] = {
         'UtlxCompileError: utlx.local_view: a block-scales buffer (uint8/int8) that shares a storage_alia',
     'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
         'UtlxCompileError: utlx.async_dot_scaled: utlx compiles block-scaled MMAs with A and B in shared ',
-    'fork.blackwell-multi-cta-layernorm_test':
-        'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
     'wheel.blackwell-gdpa':
         "CompilationError: NameError('p1_view is not defined')",
     'fork.blackwell-gdpa':
         'UtlxCompileError: utlx.tcgen05_mma: its B operand does not come directly from a TLX op (it was c',
-    'fork.blackwell_multi_cta_layernorm_ws_test':
-        'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
-    'fork.blackwell_scaled_mm_ws.blockwise':
-        'UtlxCompileError: utlx.async_load: bulk copies and barrier-tracked async_load are not supported ',
     'fork.blackwell-triton-addmm-2cta_test':
         "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
 }
