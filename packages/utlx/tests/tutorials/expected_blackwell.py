@@ -25,8 +25,6 @@ COMPILE: dict[str, str] = {
         "CompilationError: NameError('p1_view is not defined')",
     'fork.blackwell-gdpa':
         'UtlxCompileError: utlx.tcgen05_mma: its B operand does not come directly from a TLX op (it was c',
-    'fork.blackwell-triton-addmm-2cta_test':
-        "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
 }
 
 #: case id -> first error under TRITON_INTERPRET=1
@@ -47,8 +45,6 @@ INTERPRET: dict[str, str] = {
         'UtlxClusterLaunchError: autotuning <triton.runtime.interpreter.InterpretedFunction object>: ctas',
     'fork.blackwell_gemm_ws_mxfp8':
         'UtlxNeedsBlackwellError: async_dot_scaled: needs sm_100 (Blackwell): it drives block-scaled tcge',
-    'fork.blackwell-triton-addmm-2cta_test':
-        "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
 }
 
 #: Triton minor version -> case id -> first error on that version only (None: works there although listed above)
