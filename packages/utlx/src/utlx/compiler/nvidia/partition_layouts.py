@@ -32,9 +32,9 @@ _ALIAS_USE = re.compile(r"#[A-Za-z_][\w.$-]*")
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 _WARPS = re.compile(r"warpsPerCTA = \[([\d, ]*)\]")
 _INLINE_BLOCKED = re.compile(r"#ttg\.blocked<\{[^}]*\}>")
-#: Distributed layouts whose warps utlx cannot rebuild (their warps are part of what they compute).
-_WARP_BOUND = ("#ttg.nvidia_mma", "#ttg.linear", "#ttg.dot_op", "#ttg.amd_", "#ttng.tensor_memory_scales",
-               "#ttg.slice")
+#: Distributed layouts whose warps utlx cannot rebuild (their warps are part of what they compute). A slice or a
+#: dot operand names its parent, which is rebuilt (or refused) in turn.
+_WARP_BOUND = ("#ttg.nvidia_mma", "#ttg.linear", "#ttg.amd_")
 
 
 def fewer_warps(counts: list[int], total: int) -> list[int]:
@@ -127,8 +127,7 @@ class _Twins:
         """``text`` with every warp-dependent layout replaced by its twin for ``warps`` warps."""
         if text.startswith("#ttg.blocked<"):
             return _rewarp(text, self.warps)
-        bound = next((k for k in _WARP_BOUND if text.startswith(k)), None)
-        if bound is not None and bound != "#ttg.slice":
+        if text.startswith(_WARP_BOUND):
             raise UtlxCompileError("async_task", f"a task with num_warps={self.warps} uses a tensor layout utlx "
                                    f"cannot re-lay out for its warps ({text[:60]}...); keep that work in a task on "
                                    f"the kernel's warp count ({self.task})")
@@ -165,7 +164,13 @@ def relayout_partitions(module: Any, tasks: dict[tuple[int, int], str]) -> int:
         return 0
     head = next(i for i, line in enumerate(lines) if line.startswith(('"builtin.module"', "module")))
     lines[head:head] = new_defs
-    scratch = _parse("\n".join(lines), module.context)
+    try:
+        scratch = _parse("\n".join(lines), module.context)
+    except RuntimeError as exc:  # the parser's own diagnostics went to stderr
+        where = "; ".join(tasks.get(key, "") for key in changed)
+        raise UtlxCompileError("async_task", f"could not re-lay out the tensors of a task on fewer warps than the "
+                               f"kernel ({exc}; the reason is printed above)", hint="run the task on the kernel's "
+                               f"warp count ({where})") from None
     old_parts, new_parts = _partitions(module), _partitions(scratch)
     for ws, part in changed:
         old_block = _region_block(module, old_parts[ws].get_region(part))
@@ -199,13 +204,8 @@ def _partitions(module: Any) -> list[Any]:
     for op in order:
         if op.get_name() == "ttg.warp_specialize.partitions":
             found.append(op)
-    return _printed_order(found)
-
-
-def _printed_order(ops: list[Any]) -> list[Any]:
-    # ``walk`` visits children before parents; nested warp_specialize ops do not exist, so walk order is the
-    # printed order of sibling and sequential ops.
-    return ops
+    # ``walk`` visits children before parents, but partitions never nest: walk order is the printed order.
+    return found
 
 
 def _region_block(module: Any, region: Any) -> Any:
