@@ -33,6 +33,8 @@ EXPECTED = {
     # the interpreter as the GPU computes (Blackwell tutorials), and the fork's e8m0 argument dtype
     "utlx.interpreter-shl-width", "utlx.interpreter-lshr-width", "utlx.interpreter-ashr-width",
     "utlx.interpreter-inline-asm", "utlx.interpreter-fp8-rounding", "utlx.e8m0-argument-dtype",
+    # the fork's tl.dot(two_ctas=True), where Triton defines it and where kernels find it
+    "utlx.dot-two-ctas", "utlx.dot-two-ctas-language",
 }
 
 
