@@ -14,6 +14,7 @@ SEAM_ATTRIBUTES = frozenset({
     "create_dot", "all_kwargs", "prune_configs", "_pack_args", "visit_AnnAssign", "visit_ListComp", "visit_With",
     "_str_to_load_cache_modifier", "_aggregate", "is_cuda_backend", "parse_options", "_bench",
     "create_shl", "create_lshr", "create_ashr", "create_inline_asm", "create_fp_to_fp", "type_canonicalisation_dict",
+    "dot",
 })
 
 #: Writes with a computed attribute name, each to an object that is not Triton's: (module, function).

@@ -321,6 +321,40 @@ def _load_cache_modifier(original: Callable[..., Any]) -> Callable[..., Any]:
     return _str_to_load_cache_modifier
 
 
+def _call_site(_semantic: Any) -> str:
+    """``file.py:line`` of the op being traced (the builder's current location), or '' when unknown."""
+    import re
+
+    try:
+        text = str(_semantic.builder.get_loc())
+    except Exception:  # a builder without a readable location: name no line rather than fail
+        return ""
+    m = re.search(r'"([^"]*?)([^/"]+)":(\d+)', text)
+    return f"{m.group(2)}:{m.group(3)}" if m else ""
+
+
+@_wrapping
+def _dot_two_ctas(original: Callable[..., Any]) -> Callable[..., Any]:
+    def dot(*args: Any, two_ctas: Any = False, _semantic: Any = None, **kwargs: Any) -> Any:
+        flag = getattr(two_ctas, "value", two_ctas)  # a tl.constexpr or a Python bool
+        if not enabled():
+            extra = {"two_ctas": two_ctas} if flag is not False else {}  # stock's own TypeError comes back
+            return original(*args, _semantic=_semantic, **kwargs, **extra)
+        if not isinstance(flag, bool):
+            raise TypeError(f"tl.dot: two_ctas must be a compile-time bool, got {flag!r}")
+        if flag and not _interpreting():
+            from utlx.compiler.common.errors import UtlxPerformanceWarning
+
+            where = _call_site(_semantic)
+            warnings.warn(f"utlx.dot: two_ctas=True (the fork's 2-CTA collective tcgen05 MMA) is compiled as a dot "
+                          f"of each CTA on its own{f' ({where})' if where else ''}: the same values, without the "
+                          "pair sharing B; use tlx.async_dot(..., two_ctas=True) for a cta_group::2 MMA",
+                          UtlxPerformanceWarning, stacklevel=2)
+        return original(*args, _semantic=_semantic, **kwargs)
+
+    return dot
+
+
 def _field_init(cls: type) -> Callable[..., None]:
     """The constructor Triton 3.8 gives an aggregate without one: fields in annotation order, by position or
     keyword, each required unless the class gives it a default."""
@@ -383,6 +417,18 @@ def _place(owner: Callable[[], Any], name: str) -> Callable[[], tuple[Any, str]]
 
 _config, _tuner, _codegen = _compat.autotune_config_class, _compat.autotuner_class, _compat.code_generator_class
 
+
+def _language() -> Any:
+    import triton.language
+
+    return triton.language
+
+
+def _core() -> Any:
+    from triton.language import core
+
+    return core
+
 #: The fork-only surface, as seams of stock Triton (installed by tritonx.seams while utlx is enabled).
 SEAMS: tuple[Seam, ...] = (
     Seam("utlx.config-init", where=_place(_config, "__init__"), make=_config_init,
@@ -415,6 +461,11 @@ SEAMS: tuple[Seam, ...] = (
          reason="tl.load accepts cache_modifier='.cs' as Triton 3.8 does (3.6/3.7 take it on stores only)"),
     Seam("utlx.aggregate-init", where=_compat.aggregate_decorator_hook, make=_aggregate, versions=((3, 6), (3, 7)),
          reason="an @aggregate class without __init__ gets one from its annotations, as Triton 3.8 builds"),
+    Seam("utlx.dot-two-ctas", where=_place(_core, "dot"), make=_dot_two_ctas,
+         reason="tl.dot accepts the fork's two_ctas= (2-CTA collective MMA): per-CTA values are the same, so it is "
+                "a dot of each CTA, with a UtlxPerformanceWarning naming the line"),
+    Seam("utlx.dot-two-ctas-language", where=_place(_language, "dot"), make=_dot_two_ctas,
+         reason="the same wrapper where kernels find it: triton.language.dot"),
     Seam("utlx.gpu-target-is-cuda-backend", where=_place(_compat.gpu_target_class, "is_cuda_backend"),
          make=is_cuda_backend_method, needed=gpu_target_lacks_is_cuda_backend,
          reason="GPUTarget.is_cuda_backend(), a method of Meta's fork that TLX helpers call"),

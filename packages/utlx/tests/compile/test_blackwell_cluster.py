@@ -251,15 +251,6 @@ def _cluster_sum_ptx(target: str, asynchronous: bool, M: int = 2, C: int = 2) ->
     return compile_kernel(_cluster_sum, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"M": M, "C": C, "ASYNC": asynchronous},
                           target, num_warps=4, ctas_per_cga=(1, C, 1)).asm["ptx"]
 
-
-#: Triton 3.9's ``ttng.arrive_barrier`` verifier refuses a barrier that is a subview ("barrier must have a contiguous
-#: shared-memory layout without subviews"), and remote stores/arrives take a buffer's shared address from such an
-#: arrive (``nvidia/remote.py``): on 3.9 they compile only for buffers that are whole allocations. Not fixed yet.
-remote_ops_on_39 = pytest.mark.xfail(compat.version_at_least(3, 9), strict=True, raises=Exception,
-                                     reason="Triton 3.9 refuses the barrier subview remote ops take the address from")
-
-
-@remote_ops_on_39
 @pytest.mark.parametrize("target", ["cuda:90", "cuda:100"])
 def test_async_remote_shmem_store_is_mapa_and_st_async_completing_on_the_peers_barrier(target):
     ptx = _cluster_sum_ptx(target, True, C=4)
@@ -275,7 +266,6 @@ def test_async_remote_shmem_store_is_mapa_and_st_async_completing_on_the_peers_b
     assert ".reqnctapercluster 1, 4, 1" in ptx
 
 
-@remote_ops_on_39
 @pytest.mark.parametrize("target", ["cuda:90", "cuda:100"])
 def test_remote_shmem_store_and_remote_view_arrive_are_shared_cluster_ops(target):
     ptx = _cluster_sum_ptx(target, False)
@@ -326,7 +316,6 @@ def _sync_after_inits(ptx: str) -> bool:
         lines[inits[-1] + 3] == "barrier.cluster.wait.acquire.aligned;"
 
 
-@remote_ops_on_39
 @needs_blackwell_tlx
 def test_cluster_kernels_whose_ctas_use_each_others_barriers_sync_after_the_inits():
     """As Meta's compiler does: a peer must not arrive on a barrier its owner has not initialised yet."""

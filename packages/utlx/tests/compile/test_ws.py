@@ -7,6 +7,7 @@ interpreter. GPU (``-m gpu``): the GEMM against a float32 reference on ragged sh
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -112,13 +113,30 @@ def _captures_tensor(out_ptr):
 
 
 @triton.jit
-def _tensor_on_one_warp(out_ptr):
+def _tensor_on_fewer_warps(out_ptr, TASK_WARPS: tl.constexpr):
     with tlx.async_tasks():
         with tlx.async_task("default"):
             pass
-        with tlx.async_task(num_warps=1):
-            offs = tl.arange(0, 128)
-            tl.store(out_ptr + offs, offs)
+        with tlx.async_task(num_warps=TASK_WARPS):
+            rows = tl.arange(0, 64)
+            x = tl.load(out_ptr + rows[:, None] * 32 + tl.arange(0, 32)[None, :])
+            tl.store(out_ptr + 4096 + rows, tl.sum(x, axis=1))
+
+
+@pytest.mark.parametrize("task_warps", [1, 2])
+def test_a_worker_on_fewer_warps_gets_layouts_for_its_warps(task_warps):
+    """The kernel's layouts are for 8 warps; the task's tensors are re-laid out for its own (partition_layouts)."""
+    k = compile_kernel(_tensor_on_fewer_warps, {"out_ptr": "*i32"}, {"TASK_WARPS": task_warps}, "cuda:100", 8)
+    ttgir = k.asm["ttgir"]
+    head = ttgir[ttgir.index("partition0("):]
+    assert re.match(rf"partition0\(.*\) num_warps\({task_warps}\)", head)
+    body = head[:head.index("ttg.warp_return")]
+    used = set(re.findall(r"#blocked\d*", body))
+    assert used and "tt.load" in body and "tt.reduce" in body
+    for name in used:  # every blocked layout inside the partition spreads over the partition's warps
+        warps = re.search(rf"^{name} = #ttg\.blocked<.*warpsPerCTA = \[([\d, ]+)\]", ttgir, re.M).group(1)
+        assert math.prod(int(w) for w in warps.split(",")) == task_warps, (name, warps)
+    assert "ld.global" in k.asm["ptx"] and "st.global" in k.asm["ptx"]
 
 
 @triton.jit
@@ -141,7 +159,6 @@ def _no_default(out_ptr):
 
 @pytest.mark.parametrize(("kernel", "constexprs", "words"), [
     (_captures_tensor, {}, ["utlx.async_task", "tensor computed outside"]),
-    (_tensor_on_one_warp, {}, ["utlx.async_task", "num_warps=1", "computes a tensor"]),
     (_replicated, {"REPLICATE": 0}, ["utlx.async_task", "replicate must be a compile-time int >= 1, got 0"]),
     (_no_default, {}, ["utlx.async_tasks", "exactly one async_task('default')"]),
 ])
@@ -219,3 +236,12 @@ def test_ws_gemm_matches_fp32_reference_on_gpu(shape, config, num_sms):
     err = (c.float() - ref).abs().max().item()
     scale = ref.abs().max().item() + 1e-6
     assert err <= 2e-2 * scale + 1e-2, f"max error {err} (reference max {scale})"
+
+
+@pytest.mark.parametrize(("counts", "total", "want"), [
+    ([8, 1], 1, [1, 1]), ([4, 2], 2, [1, 2]), ([2, 4], 4, [2, 2]), ([8], 2, [2]), ([1, 8], 8, [1, 8]),
+])
+def test_fewer_warps_halves_the_dimension_with_most_warps(counts, total, want):
+    from utlx.compiler.nvidia.partition_layouts import fewer_warps
+
+    assert fewer_warps(counts, total) == want

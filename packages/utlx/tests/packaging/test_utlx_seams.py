@@ -35,6 +35,8 @@ EXPECTED = {
     "utlx.interpreter-inline-asm", "utlx.interpreter-fp8-rounding", "utlx.e8m0-argument-dtype",
     # clusters under the interpreter (ctas_per_cga reaches the cluster model)
     "utlx.interpreter-cluster-launch",
+    # the fork's tl.dot(two_ctas=True), where Triton defines it and where kernels find it
+    "utlx.dot-two-ctas", "utlx.dot-two-ctas-language",
 }
 
 

@@ -21,24 +21,14 @@ COMPILE: dict[str, str] = {
         'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
         'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
-    'fork.blackwell-multi-cta-layernorm_test':
-        'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
     'wheel.blackwell-gdpa':
         "CompilationError: NameError('p1_view is not defined')",
     'fork.blackwell-gdpa':
         'UtlxCompileError: utlx.tcgen05_mma: its B operand does not come directly from a TLX op (it was c',
-    'fork.blackwell_multi_cta_layernorm_ws_test':
-        'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
-    'fork.blackwell_scaled_mm_ws.blockwise':
-        'UtlxCompileError: utlx.async_load: bulk copies and barrier-tracked async_load are not supported ',
-    'fork.blackwell-triton-addmm-2cta_test':
-        "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
 }
 
 #: case id -> first error under TRITON_INTERPRET=1
 INTERPRET: dict[str, str] = {
-    'fork.blackwell-triton-addmm-2cta_test':
-        "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
 }
 
 #: Triton minor version -> case id -> first error on that version only (None: works there although listed above)

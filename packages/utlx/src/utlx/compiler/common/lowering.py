@@ -169,12 +169,15 @@ class Vendor:
     ``prepare(module, found, arch)`` runs first and returns the placeholders (it may rerun a stock pass and
     collect them anew) and keyword arguments for :func:`lower_found` (cp.async copies too narrow to be async:
     ``staged``; probed copy layouts: ``copy_layouts``). ``plan(low, found, copy_layouts)`` runs on the fresh
-    lowering state before the first lowering; ``finish(low, probe)`` after the last one.
+    lowering state before the first lowering; ``finish(low, probe)`` after the last one; ``settle(low, probe)``
+    after that, once the dead placeholders are marked, right before the cleanup canonicalizer (which verifies the
+    module: what would not verify, such as a partition's layouts, is fixed there).
     """
 
     prepare: Callable[[Any, list[Placeholder], str | None], tuple[list[Placeholder], dict[str, Any]]] | None = None
     plan: Callable[[Lowering, list[Placeholder], dict], None] | None = None
     finish: Callable[[Lowering, bool], None] | None = None
+    settle: Callable[[Lowering, bool], None] | None = None
 
 
 VENDORS: dict[str, Vendor] = {}
@@ -248,6 +251,8 @@ def lower_found(module: Any, found: list[Placeholder], arch: str | None, *, prob
     for ph in found:
         if id(ph) not in low.keep:
             ph.result.set_attr("pure", true_attr)
+    if vendor.settle is not None:
+        vendor.settle(low, probe)
     pm = ir.pass_manager(module.context)
     passes.common.add_canonicalizer(pm)
     compat.run_passes(pm, module, "utlx-lowering-cleanup")

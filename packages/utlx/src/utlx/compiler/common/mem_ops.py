@@ -244,8 +244,9 @@ def async_load(_semantic: Any, src: Any, result: Any, mask: Any = None, other: A
     target = from_semantic(_semantic)
     view = _expect(op, result, values.SharedView, "result")
     if _c(bulk) or _c(barrier) is not None:
-        raise UtlxCompileError(op, "bulk copies and barrier-tracked async_load are not supported by utlx "
-                               "(use tlx.async_descriptor_load for TMA)", target=target.name)
+        raise UtlxCompileError(op, "bulk=True / barrier= (a cp.async.bulk completing on an mbarrier) needs sm_90 or "
+                               "newer; this target has no bulk copies", target=target.name,
+                               hint="drop bulk=/barrier= and wait with async_load_commit_group/async_load_wait_group")
     if not isinstance(src, tl.tensor) or not src.type.is_block() or not src.dtype.is_ptr():
         raise UtlxCompileError(op, f"'src' must be a tensor of pointers, got {getattr(src, 'type', src)}")
     if _shape(src) != list(view.shape):

@@ -5,6 +5,7 @@ NVIDIA targets (:mod:`.targets`), their lowerings, the ``cuda`` lowering vendor 
 from . import (  # noqa: F401
     barrier_ops,
     blackwell,
+    bulk_copy,
     global_ops,
     mma_ops,
     refusals,

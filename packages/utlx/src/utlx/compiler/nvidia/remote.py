@@ -225,12 +225,13 @@ def _lower_probe(low: Lowering, ph: Placeholder) -> None:
                                    "(e.g. one more buffer)")
         layout = ttgl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])  # a barrier's
         words = nbytes // 8
-        whole = layouts.memdesc_type(tl.int64, [words], layout, [words]).to_ir(low.builder)
+        # seen as alloc_barriers(words) and indexed like one barrier of it (a memdesc_index is its own allocation:
+        # Triton 3.9's arrive_barrier refuses a subslice, "a contiguous shared-memory layout without subviews")
+        whole = layouts.memdesc_type(tl.int64, [words, 1], layout, [words, 1]).to_ir(low.builder)
+        one = layouts.memdesc_type(tl.int64, [1], layout, [1]).to_ir(low.builder)
         try:
             view = low.builder.create_memdesc_reinterpret(whole, view)
-            if words > 1:
-                one = layouts.memdesc_type(tl.int64, [1], layout, [words]).to_ir(low.builder)
-                view = low.builder.create_memdesc_subslice(one, view, [0])
+            view = low.builder.create_memdesc_index(one, view, low.builder.get_int32(0))
         except Exception as exc:  # the builder's own message is the reason
             raise UtlxCompileError(op, f"cannot take the shared address of this buffer: {exc}") from exc
     compat.create_mbarrier_arrive(low.builder, view, 1, low.builder.get_int1(True))  # removed again in the PTX

@@ -19,7 +19,7 @@ from utlx.compiler.common.lowering import Lowering, Vendor, kernel_name, lower_f
 from utlx.compiler.common.placeholders import Placeholder
 from utlx.compiler.common.target import target_of
 
-from . import copy_width, init_fence, retire
+from . import copy_width, init_fence, partition_layouts, retire
 from .blackwell import alias
 
 TMA_OPS = ("async_descriptor_load", "async_descriptor_store")
@@ -56,4 +56,11 @@ def finish(low: Lowering, probe: bool) -> None:
         retire.insert_retire_barriers(low.module, low.builder, list(low.mma_allocs.values()), low.full_mma_waits)
 
 
-register_vendor("cuda", Vendor(prepare=prepare, plan=plan, finish=finish))
+def settle(low: Lowering, probe: bool) -> None:
+    tasks = low.vendor.get("relayout")
+    if tasks:
+        # Tasks on fewer warps than the kernel hold tensors laid out for the kernel's warps (partition_layouts.py).
+        partition_layouts.relayout_partitions(low.module, tasks)
+
+
+register_vendor("cuda", Vendor(prepare=prepare, plan=plan, finish=finish, settle=settle))

@@ -14,8 +14,9 @@ Here, for each region:
    lowering's cleanup, so their uses inside a partition are pointed at a local dummy first;
 4. the emptied original ``scf.if`` gets an empty then-block back and dies in the same cleanup.
 
-Workers that run on fewer warps than the kernel must not hold tensors (their layouts were made for the
-kernel's warp count); :func:`check_worker_tensors` reports such a task after the cleanup.
+Workers that run on fewer warps than the kernel and compute tensors are recorded (``low.vendor["relayout"]``):
+their tensors' layouts were made for the kernel's warp count, and :mod:`.partition_layouts` rebuilds them for the
+task's after the lowering's cleanup.
 """
 
 from __future__ import annotations
@@ -58,10 +59,11 @@ def _ops_of(module: Any) -> list[Any]:
     return ops
 
 
-def _captures(ops: list[Any], task: _Task, placeholder_results: set[int]) -> tuple[list[Any], list[Any]]:
-    """(values to capture, dead placeholder results) used inside ``task``'s region but defined outside it."""
+def _captures(ops: list[Any], task: _Task, placeholder_results: set[int]) -> tuple[list[Any], list[Any], bool]:
+    """(values to capture, dead placeholder results) used inside ``task``'s region but defined outside it, and
+    whether the task computes tensors on fewer warps than the kernel (its layouts need rebuilding)."""
     if task.region is None:
-        return [], []
+        return [], [], False
     region_id = task.region.id()
     inside = [op for op in ops if op.get_name() != "builtin.module" and region_id in _region_chain(op)]
     defined: set[int] = set()
@@ -77,29 +79,26 @@ def _captures(ops: list[Any], task: _Task, placeholder_results: set[int]) -> tup
             if v.id() in defined:
                 continue
             (dead if v.id() in placeholder_results else caps).setdefault(v.id(), v)
-    _check_warps(inside, task.ph)
-    return list(caps.values()), list(dead.values())
+    return list(caps.values()), list(dead.values()), _needs_relayout(inside, task.ph)
 
 
 def _is_tensor(v: Any) -> bool:
     return str(v.get_type()).startswith("tensor<")
 
 
-def _check_warps(inside: list[Any], ph: Placeholder) -> None:
-    """A task on fewer warps than the kernel must not compute tensors (their layouts assume the kernel's warps).
+def _needs_relayout(inside: list[Any], ph: Placeholder) -> bool:
+    """Whether a task on fewer warps than the kernel computes tensors (their layouts assume the kernel's warps).
 
     TLX ops' own stand-ins (placeholders, TMA descriptor anchors) die in the cleanup and are not counted.
     """
     if ph.attrs.get("num_warps") == ph.attrs.get("kernel_warps"):
-        return
+        return False
     for op in inside:
         if op.get_name() in ("tt.elementwise_inline_asm", "tt.descriptor_load") or op.get_num_results() == 0:
             continue
         if _is_tensor(op.get_result(0)):
-            raise UtlxCompileError("async_task", f"a task with num_warps={ph.attrs.get('num_warps')} (the kernel has "
-                                   f"{ph.attrs.get('kernel_warps')}) computes a tensor ({op.get_name()}); keep tensor "
-                                   "work in tasks on the kernel's warp count, or launch with num_warps equal to the "
-                                   f"task's ({ph.describe()})")
+            return True
+    return False
 
 
 def _create_ws(gb: Any, captures: list[Any], worker_warps: list[int], n: int) -> tuple[Any, Any]:
@@ -230,7 +229,11 @@ def lower_region(low: Any, ph: Placeholder) -> None:
     for uid in ph.attrs["tasks"]:
         block = _then_block_of(module, by_uid[uid])
         tasks.append(_Task(ph=by_uid[uid], block=block, region=None if block is None else block.get_parent()))
-    _build(module, gb, ph, tasks, {p.result.id() for p in found})
+    ws_index = low.vendor.get("ws_count", 0)
+    low.vendor["ws_count"] = ws_index + 1
+    workers = [t for t in tasks if not t.default]
+    for part in _build(module, gb, ph, tasks, {p.result.id() for p in found}):
+        low.vendor.setdefault("relayout", {})[(ws_index, part)] = workers[part].ph.describe()
 
 
 def _then_block_of(module: Any, ph: Placeholder) -> Any | None:
@@ -255,14 +258,18 @@ def _then_block_of(module: Any, ph: Placeholder) -> Any | None:
     raise UtlxCompileError("async_task", f"has an empty region ({ph.describe()})")
 
 
-def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placeholder_results: set[int]) -> None:
+def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placeholder_results: set[int]) -> list[int]:
+    """Build the ``warp_specialize``; returns the partitions (worker indices) whose tensors need new layouts."""
     default = next(t for t in tasks if t.default)
     workers = [t for t in tasks if not t.default]
     ops = _ops_of(module)
     caps: dict[int, Any] = {}
     dead: list[list[Any]] = []
-    for t in workers:
-        c, d = _captures(ops, t, placeholder_results)
+    relayout = []
+    for k, t in enumerate(workers):
+        c, d, fewer = _captures(ops, t, placeholder_results)
+        if fewer:
+            relayout.append(k)
         for v in c:
             caps.setdefault(v.id(), v)
         dead.append(d)
@@ -305,6 +312,7 @@ def _build(module: Any, gb: Any, end: Placeholder, tasks: list[_Task], placehold
             continue
         gb.create_block_with_parent(t.region, [])
         gb.create_yield_op([])
+    return relayout
 
 
 # Markers of async_tasks regions: built into ttg.warp_specialize by lower_region.

@@ -1,0 +1,53 @@
+"""Under the interpreter: ``async_load(bulk=True, barrier=)`` copies the bytes at one pointer into a 1-D buffer and
+completes them on the barrier; ``tl.dot(two_ctas=True)`` (the fork's surface) is each CTA's own dot. Checked
+against torch on random data."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+import triton.language.extra.tlx as tlx
+
+
+@triton.jit
+def _bulk_rows(x_ptr, y_ptr, N: tl.constexpr, SIZE: tl.constexpr, NBUF: tl.constexpr):
+    bufs = tlx.local_alloc((N,), tl.float32, NBUF)
+    bars = tlx.alloc_barriers(NBUF)
+    for i in tl.static_range(NBUF):
+        tlx.barrier_expect_bytes(bars[i], SIZE)
+        tlx.async_load(x_ptr + i * N, bufs[i], bulk=True, bulk_size=SIZE, barrier=bars[i])
+    for i in tl.static_range(NBUF):
+        tlx.barrier_wait(bars[i], 0)
+        tl.store(y_ptr + i * N + tl.arange(0, N), tlx.local_load(bufs[i]))
+
+
+@pytest.mark.parametrize("size", [512, 256])
+def test_bulk_async_load_copies_its_bytes_and_completes_them_on_the_barrier(size):
+    x = torch.randn(2 * 128, generator=torch.Generator().manual_seed(size))
+    y = torch.zeros_like(x)
+    _bulk_rows[(1,)](x, y, N=128, SIZE=size, NBUF=2)
+    n = size // 4
+    for i in range(2):
+        torch.testing.assert_close(y[i * 128:i * 128 + n], x[i * 128:i * 128 + n], rtol=0, atol=0)
+
+
+@triton.jit
+def _dot_pair(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    acc = tl.dot(a, b, tl.zeros((M, N), tl.float32), two_ctas=True)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def test_dot_two_ctas_is_each_ctas_own_dot():
+    g = torch.Generator().manual_seed(3)
+    a = (torch.randn(64, 32, generator=g) / 4).to(torch.float16)
+    b = (torch.randn(32, 64, generator=g) / 4).to(torch.float16)
+    c = torch.zeros(64, 64)
+    _dot_pair[(1,)](a, b, c, M=64, N=64, K=32)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
