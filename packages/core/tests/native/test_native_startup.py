@@ -191,20 +191,12 @@ def test_checker_child_never_runs_a_tritonx_folder_of_the_current_directory(tmp_
 
 
 def _run_in(cwd, tmp_path, **env_extra):
-    import os
     import subprocess
     import sys
 
-    from native_fixtures import HERE, PTH, SRC
+    from native_fixtures import pth_site
 
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / PTH.name).write_text(PTH.read_text())
-    env = dict(os.environ)
-    for name in ("TRITON_PLUGIN_PATHS", "TRITONX_NATIVE_PLUGINS", "_TRITONX_NATIVE_STATE"):
-        env.pop(name, None)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE)])
-    env.update(env_extra)
+    site, env = pth_site(tmp_path, **env_extra)
     # site processes .pth files before the current directory joins sys.path: do the same here
     code = (f"import site, sys; sys.path.remove(''); site.addsitedir({str(site)!r})\n"
             "import json, sys; print(json.dumps(sys.modules['tritonx._startup'].results))\n")
