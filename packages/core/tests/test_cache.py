@@ -81,43 +81,20 @@ def test_in_memory_key_follows_activation(runtime):
 
 
 def _twin_kernels():
-    """Two JIT functions with identical source (so identical stock cache keys)."""
-    import textwrap
-
-    src = textwrap.dedent('''
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def twin(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-            rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-            rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-            rk = tl.arange(0, BLOCK_K)
-            a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
-            b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for _ in range(0, tl.cdiv(K, BLOCK_K)):
-                acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))
-                a_ptrs += BLOCK_K
-                b_ptrs += BLOCK_K * stride_bk
-            tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
-    ''')
+    """Two JIT functions with identical source (so identical stock cache keys): tritonx's probe matmul module,
+    executed twice from its one file under two module names."""
     import importlib.util
     import sys
-    import tempfile
-    from pathlib import Path
+
+    from tritonx.integration import probe_kernels
 
     out = []
-    d = Path(tempfile.mkdtemp())
     for i in range(2):
-        path = d / "twin_kernel.py"  # same file name and source for both
-        path.write_text(src)
-        spec = importlib.util.spec_from_file_location(f"twin_mod_{i}", path)
+        spec = importlib.util.spec_from_file_location(f"twin_mod_{i}", probe_kernels.__file__)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
-        out.append(mod.twin)
+        out.append(mod.probe_matmul)
     return out
 
 
