@@ -119,6 +119,17 @@ def installed_supports_natives() -> bool:
     return parse_version(installed_triton().version)[:2] >= (3, 7)
 
 
+def _natives_or_false() -> bool:
+    try:
+        return installed_supports_natives()
+    except pytest.skip.Exception:  # no Triton at all
+        return False
+
+
+#: Marks a test that needs a Triton with native plugins (3.7 and later).
+needs_natives = pytest.mark.skipif(not _natives_or_false(), reason="this Triton has no native plugins")
+
+
 def installed_plugin(name: str = TEST_PLUGIN) -> Path:
     path = Path(installed_triton().bundled_plugins) / name
     if not path.is_file():

@@ -20,12 +20,12 @@ from native_fixtures import (
     installed_supports_natives,
     installed_triton,
     last_json,
+    needs_natives,
     run_child,
 )
 from tritonx.compat.native import native_loading
 
 RUNTIME_LOADING = native_loading(installed_triton().version).runtime_loading  # 3.9: extend_with
-needs_natives = pytest.mark.skipif("not installed_supports_natives()", reason="this Triton has no native plugins")
 
 
 def test_shipped_pth_is_the_startup_line():
@@ -68,21 +68,14 @@ def test_good_plugin_loaded_bad_file_refused_with_one_warning(tmp_path):
         import json, os, sys
         import triton
         from triton._C import libtriton as L
-        from native_kernels import compile_add_one
+        from native_kernels import compile_add_one, parsed_ttir
         from tritonx.runtime import current
 
         natives = current().natives
 
         attrs = sorted(a for a in dir(L.passes.plugin) if not a.startswith("_"))
         compiled = compile_add_one(32)  # a normal compile in the same process
-        path = os.path.join(os.environ["TRITON_CACHE_DIR"], "k.ttir")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(compiled.asm["ttir"])
-        ctx = L.ir.context()
-        L.ir.load_dialects(ctx)
-        mod = L.ir.parse_mlir_module(path, ctx)
-        pm = L.ir.pass_manager(ctx)
+        ctx, mod, pm = parsed_ttir(compiled, os.environ["TRITON_CACHE_DIR"])
         name = natives.native_passes()[0]
         adder = natives.find_pass(name)
         adder(pm, [])

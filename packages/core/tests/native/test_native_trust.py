@@ -23,16 +23,14 @@ from native_fixtures import (
     HERE,
     SRC,
     build_info_plugin,
-    installed_supports_natives,  # noqa: F401  (read by the skipif condition string)
     last_json,
+    needs_natives,
     pth_site,
     run_child,
 )
 from native_kernels import assert_compiles
 from tritonx.errors import PluginLoadError
 from tritonx.native import check_native
-
-needs_natives = pytest.mark.skipif("not installed_supports_natives()", reason="this Triton has no native plugins")
 
 REPORT = """
     import json, sys
