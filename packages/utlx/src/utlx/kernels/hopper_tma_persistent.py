@@ -224,6 +224,28 @@ def alloc_ring(dtype, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BL
 
 
 @triton.jit
+def whole_tiles(a_desc, b_desc, c_desc, buffers_A, buffers_B, buffers_C, ready, first, stop, M, N, k_tiles,
+                BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+                STAGE_BYTES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """The persistent schedule over tiles ``first, first + NUM_SMS, ...`` below ``stop``, as this program's first
+    use of the ring: each tile's whole K range, then its C stores (left in flight). Returns how many k-steps it
+    issued (the stream-K kernel runs its whole rounds through this, then its pieces from there)."""
+    it = 0  # k-steps issued so far by this program, over all its tiles
+    for tile in tl.range(first, stop, NUM_SMS, num_stages=0):
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        off_m = pid_m * BLOCK_SIZE_M
+        off_n = pid_n * BLOCK_SIZE_N
+
+        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_tiles, BLOCK_SIZE_M,
+                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
+        it += k_tiles
+
+        store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
+    return it
+
+
+@triton.jit
 def _tma_gemm(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
@@ -238,17 +260,9 @@ def _tma_gemm(
 
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
-    it = 0  # k-steps issued so far by this program, over all its tiles
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
-        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        off_m = pid_m * BLOCK_SIZE_M
-        off_n = pid_n * BLOCK_SIZE_N
-
-        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_tiles, BLOCK_SIZE_M,
-                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
-        it += k_tiles
-
-        store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
+    whole_tiles(a_desc, b_desc, c_desc, buffers_A, buffers_B, buffers_C, ready, tl.program_id(0), num_tiles, M, N,
+                k_tiles, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, STAGE_BYTES,
+                A_COL, B_COL, EPILOGUE_SUBTILE)
     tlx.async_descriptor_store_wait(0)
 
 
