@@ -131,7 +131,7 @@ def test_split_k_under_launch_hooks():
 # ------------------------------------------------------------------------------------------------------
 # The self-cleaning workspace: the kernel leaves it zeroed, utlx.matmul keeps one per (device, stream).
 
-from utlx.kernels import hopper_tma_splitk as splitk  # noqa: E402
+from utlx.kernels.nvidia import hopper_tma_splitk as splitk  # noqa: E402
 from utlx.splitk_workspace import WORKSPACES  # noqa: E402
 
 

@@ -31,7 +31,7 @@ def test_hopper_pipelined_gemm_bf16_deeper_ring():
 @pytest.mark.parametrize("shape", SHAPES)
 def test_amd_register_staged_gemm_matches_reference(shape):
     """The packaged register-staged AMD kernel (global -> registers -> shared, ``tl.dot``) on ragged shapes."""
-    from utlx.kernels.amd_pipelined import matmul_kernel_pipelined_amd
+    from utlx.kernels.amd.amd_pipelined import matmul_kernel_pipelined_amd
 
     a, b, c = make_inputs(*shape, seed=1)
     m, k = a.shape

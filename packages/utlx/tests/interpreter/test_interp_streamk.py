@@ -16,8 +16,8 @@ from utlx_interp_host import (
     streamk_const,
 )
 
-sk = pytest.importorskip("utlx.kernels.hopper_tma_streamk")
-wsk = pytest.importorskip("utlx.kernels.hopper_ws_streamk")
+sk = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_streamk")
+wsk = pytest.importorskip("utlx.kernels.nvidia.hopper_ws_streamk")
 
 
 def _schedule(shape, programs, subtile):

@@ -35,9 +35,9 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx import compat
 from utlx.kernels import grid_dependency
-from utlx.kernels import hopper_tma_persistent as tma
-from utlx.kernels.hopper_tma_persistent import mainloop, store_c
-from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
+from utlx.kernels.nvidia import hopper_tma_persistent as tma
+from utlx.kernels.nvidia.hopper_tma_persistent import mainloop, store_c
+from utlx.kernels.nvidia.hopper_tma_splitk import add_partial, clear_tile, read_total
 from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.splitk_workspace import given_or_fresh
 
