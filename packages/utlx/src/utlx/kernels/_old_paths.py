@@ -16,6 +16,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from utlx.language._alias import ExistingModuleLoader  # binds a name to a module that exists already
+
 _PACKAGE = "utlx.kernels"
 #: old module name prefix -> the vendor subpackage that holds it now
 VENDOR_OF_PREFIX = {"hopper_": "nvidia", "amd_": "amd"}
@@ -32,23 +34,6 @@ def new_name(fullname: str) -> str | None:
     return None
 
 
-class _SameModuleLoader(importlib.abc.Loader):
-    """Binds the old name to the module under its new one; puts the module's own spec back afterwards."""
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-        self._own_spec: importlib.machinery.ModuleSpec | None = None
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(self.target)
-        self._own_spec = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        if self._own_spec is not None:
-            module.__spec__ = self._own_spec
-
-
 class OldKernelPathFinder(importlib.abc.MetaPathFinder):
     """Answers ``utlx.kernels.hopper_*`` / ``utlx.kernels.amd_*`` with the module filed under its vendor."""
 
@@ -56,7 +41,7 @@ class OldKernelPathFinder(importlib.abc.MetaPathFinder):
         new = new_name(fullname)
         if new is None or importlib.util.find_spec(new) is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _SameModuleLoader(new), origin=f"alias of {new}")
+        return importlib.machinery.ModuleSpec(fullname, ExistingModuleLoader(new), origin=f"alias of {new}")
 
 
 def install() -> None:
