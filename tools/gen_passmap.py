@@ -31,14 +31,6 @@ def main() -> int:
         for stage in cap:
             for info in cap[stage]:
                 found.setdefault(info.adder, info.name)
-        try:
-            from tritonx.integration.capture import capture_gluon
-        except ImportError:
-            continue
-        cap = capture_gluon(target)
-        for stage in cap:
-            for info in cap[stage]:
-                found.setdefault(info.adder, info.name)
     path = ROOT / "packages" / "core" / "src" / "tritonx" / "data" / "passmap.json"
     data = json.loads(path.read_text()) if path.exists() else {}
     version = "{}.{}.{}".format(*compat.TRITON_VERSION)

@@ -49,6 +49,9 @@ GPU_IMAGE_MISSING_DEPS: tuple[str, ...] = (
     "tzdata",
     # Meta's tutorials' testing/test_correctness.py imports torchao at module level (its mxfp8 tutorials)
     "torchao",
+    # the GPU suite no longer fits one 10-minute command serially: run it with `-n` on the machine's 16 cores
+    "pytest-xdist",
+    "execnet",
 )
 
 # The repo's own packages, installed from wheels on the GPU machine (entry points need dist-info).

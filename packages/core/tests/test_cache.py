@@ -82,7 +82,7 @@ def test_in_memory_key_follows_activation(runtime):
 
 def _twin_kernels():
     """Two JIT functions with identical source (so identical stock cache keys): tritonx's probe matmul module,
-    executed twice from its one file under two module names."""
+    executed twice from its one file under two module names (nothing is written)."""
     import importlib.util
     import sys
 

@@ -110,3 +110,17 @@ def test_readme_table_lists_every_setting_of_both_packages():
 
     declared = [f.var for cls in (TritonxSettings, UtlxSettings) for f in cls.fields().values()]
     assert sorted(_readme_variables()) == sorted(declared)
+
+
+def test_raw_masks_secret_fields_and_doctor_never_prints_them(monkeypatch):
+    from tritonx.cli.doctor_cmd import collect
+    from tritonx.settings import SECRET_MASK
+
+    monkeypatch.setenv("TRITONX_REDIS_PASSWORD", "hunter2-pw")
+    monkeypatch.setenv("TRITONX_REDIS_SECRET", "hunter2-key")
+    monkeypatch.setenv("TRITONX_REDIS_USERNAME", "alice")
+    raw = settings.raw()
+    assert raw["TRITONX_REDIS_PASSWORD"] == SECRET_MASK and raw["TRITONX_REDIS_SECRET"] == SECRET_MASK
+    assert raw["TRITONX_REDIS_USERNAME"] == "alice"  # not a secret: shown as set
+    assert settings.redis_password == "hunter2-pw"  # the value itself still reaches the cache client
+    assert "hunter2" not in repr(collect())

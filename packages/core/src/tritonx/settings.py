@@ -30,6 +30,10 @@ TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 
 
+#: what :meth:`Settings.raw` shows instead of a secret field's value
+SECRET_MASK = "<set>"
+
+
 class SettingsError(ValueError):
     """An environment variable holds a value its setting cannot parse; the message names the variable."""
 
@@ -98,11 +102,15 @@ class BoolField(Field[bool]):
 
 
 class StrField(Field["str | None"]):
-    """Text as given (stripped); None when unset or empty, or ``default`` when one is given."""
+    """Text as given (stripped); None when unset or empty, or ``default`` when one is given.
 
-    def __init__(self, var: str, doc: str, default: str | None = None) -> None:
+    ``secret`` fields (passwords, signing keys) are masked by :meth:`Settings.raw`: what it returns is printed
+    and logged (``tritonx doctor``, bug reports), and a credential must not travel that way."""
+
+    def __init__(self, var: str, doc: str, default: str | None = None, *, secret: bool = False) -> None:
         super().__init__(var, doc)
         self.default = default
+        self.secret = secret
 
     def parse(self, text: str | None) -> str | None:
         if text is None or not text.strip():
@@ -248,8 +256,13 @@ class Settings:
                     os.environ[var] = value
 
     def raw(self) -> dict[str, str | None]:
-        """Every field's variable as the environment holds it (for ``tritonx doctor``)."""
-        return {f.var: os.environ.get(f.var) for f in self.fields().values()}
+        """Every field's variable as the environment holds it (for ``tritonx doctor``); a set secret field reads
+        ``"<set>"``, never its value."""
+        out: dict[str, str | None] = {}
+        for f in self.fields().values():
+            value = os.environ.get(f.var)
+            out[f.var] = SECRET_MASK if value is not None and getattr(f, "secret", False) else value
+        return out
 
 
 class TritonxSettings(Settings):
@@ -301,7 +314,7 @@ class TritonxSettings(Settings):
         "TRITONX_REDIS_BREAKER_COOLDOWN", 30.0,
         doc="seconds the Redis remote cache stays off after the breaker opened; then one call tries the server again")
     redis_username = StrField("TRITONX_REDIS_USERNAME", doc="the Redis remote cache's AUTH user name (Redis 6 ACLs)")
-    redis_password = StrField("TRITONX_REDIS_PASSWORD", doc="the Redis remote cache's AUTH password")
+    redis_password = StrField("TRITONX_REDIS_PASSWORD", doc="the Redis remote cache's AUTH password", secret=True)
     redis_tls = BoolField("TRITONX_REDIS_TLS", False, doc="the Redis remote cache connects over TLS")
     redis_tls_ca_certs = StrField(
         "TRITONX_REDIS_TLS_CA_CERTS", doc="CA bundle the Redis server's TLS certificate is checked against (the "
@@ -311,7 +324,7 @@ class TritonxSettings(Settings):
     redis_secret = StrField(
         "TRITONX_REDIS_SECRET",
         doc="when set, Redis remote-cache entries are signed with it (HMAC-SHA256) and entries without a valid "
-            "signature are ignored: only processes knowing it can fill the cache")
+            "signature are ignored: only processes knowing it can fill the cache", secret=True)
 
     def user_cache_dir(self, package: str) -> str:
         """``$XDG_CACHE_HOME/<package>``, else ``~/.cache/<package>`` (a package's default cache folder)."""

@@ -60,3 +60,6 @@ from utlx.attention import attention as attention  # noqa: E402  (flash attentio
 from utlx.matmul import matmul  # noqa: E402  (after the ops: the packaged kernels use them)
 
 __all__ = ["OPS", "__version__", "matmul", *_language_all]
+
+if __import__("os").environ.get("UTLX_INDUCTOR", "").strip().lower() not in ("", "0", "off"):
+    import utlx.inductor  # noqa: F401  (the knob switches the torch.compile integration on: utlx.inductor)

@@ -638,6 +638,18 @@ def tensor_data(value: Any) -> Any:
     return value.handle.data
 
 
+def interpreted_function_class() -> type:
+    """``InterpretedFunction``: its ``rewritten_fn`` maps each kernel to the function the interpreter runs per
+    program (same on 3.6-3.9)."""
+    return interpreter().InterpretedFunction
+
+
+def grid_executor_class() -> type:
+    """``GridExecutor``: ``__call__(*args, **kwargs)`` runs one launch's grid, dropping keywords that are not
+    kernel arguments (same on 3.6-3.9)."""
+    return interpreter().GridExecutor
+
+
 def interpreter_builder_class() -> type:
     """``InterpreterBuilder``: its ``create_dot(a, b, d, input_precision, max_num_imprecise_acc)`` computes
     ``tl.dot`` on the CPU (same method and arguments on 3.6-3.9)."""
@@ -751,3 +763,36 @@ def codegen_visit_scoped(generator: Any, body: list) -> None:
     finally:
         generator.lscope = lscope
         generator.local_defs = local_defs
+
+
+# --------------------------------------------------------------------------------------------------
+# torch Inductor (utlx.inductor): where the flex lowering lives, per torch version
+
+#: torch (major, minor) versions whose Inductor flex lowering utlx.inductor was written and tested against.
+INDUCTOR_TORCH_SUPPORTED = ((2, 11), (2, 14))
+
+
+def torch_version() -> tuple[int, int]:
+    """The installed torch's (major, minor)."""
+    import torch
+
+    major, minor = torch.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+def inductor_flex_module() -> ModuleType:
+    """torch's Inductor flex-attention lowering module, checked to have what :mod:`utlx.inductor` wraps.
+
+    torch 2.11 and 2.14 keep it in ``torch._inductor.kernel.flex.flex_attention`` with a module-level
+    ``flex_attention_template`` (a ``TritonTemplate``) and ``autotune_select_algorithm``; other versions are
+    refused with one line rather than half-patched."""
+    version = torch_version()
+    if version not in INDUCTOR_TORCH_SUPPORTED:
+        known = ", ".join(f"{a}.{b}" for a, b in INDUCTOR_TORCH_SUPPORTED)
+        raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]} is not supported (known: {known})")
+    from torch._inductor.kernel.flex import flex_attention as module
+
+    for name in ("flex_attention_template", "autotune_select_algorithm"):
+        if not hasattr(module, name):
+            raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]}'s {module.__name__} has no {name}")
+    return module

@@ -33,8 +33,8 @@ metadata as in Meta's build) and :mod:`utlx.compiler.nvidia.cluster_launch` writ
 in clusters of that shape by the CUDA driver itself, in x, y and z, through stock Triton's unchanged launcher
 (as ``__cluster_dims__`` does in CUDA C++). Clusters need sm_90 or newer; AMD targets refuse clusters of more
 than one CTA (:class:`UtlxClusterLaunchError`). Under the interpreter (``TRITON_INTERPRET=1``) the autotuner
-still skips configs with clusters of more than one CTA (with a warning): the interpreter runs one program at a
-time and has no cluster model. Clusters of one CTA (``(1, 1, 1)``) are exactly a plain launch everywhere.
+keeps cluster configs: :mod:`utlx.interpreter.cluster` runs the CTAs of each cluster together. Clusters of one CTA
+(``(1, 1, 1)``) are exactly a plain launch everywhere.
 """
 
 from __future__ import annotations
@@ -76,15 +76,6 @@ def cluster_size(dims: tuple[int, int, int]) -> int:
 def _cluster_error(dims: tuple[int, int, int], where: str, why: str) -> UtlxClusterLaunchError:
     size = cluster_size(dims)
     return UtlxClusterLaunchError(f"{where}: ctas_per_cga={dims} asks for thread-block clusters of {size} CTAs, {why}")
-
-
-#: Why the interpreter cannot run a cluster config (it runs one program at a time, with no cluster model).
-INTERPRETER_NO_CLUSTERS = ("which the interpreter (TRITON_INTERPRET=1) does not model: it runs one program at a "
-                           "time. Use ctas_per_cga=(1, 1, 1) (the autotuner skips configs with larger clusters)")
-
-
-def _interpreting() -> bool:
-    return _compat.interpreting()
 
 
 _Make = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -151,28 +142,6 @@ def _autotuner_init(original: Callable[..., Any]) -> Callable[..., Any]:
         original(self, fn, arg_names, configs, key, *args, **kwargs)
 
     return __init__
-
-
-@_wrapping
-def _prune_configs(original: Callable[..., Any]) -> Callable[..., Any]:
-    def prune_configs(self: Any, kwargs: dict[str, Any]) -> list[Any]:
-        configs = original(self, kwargs)
-        if not enabled() or not _interpreting():
-            return configs  # compiled kernels launch their clusters (see the module docstring)
-        kept = [c for c in configs if cluster_size(getattr(c, CTAS_PER_CGA, None) or (1, 1, 1)) == 1]
-        if len(kept) == len(configs):
-            return configs
-        if not kept:
-            raise _cluster_error(configs[0].ctas_per_cga, f"autotuning {getattr(self, 'fn', self)!r}",
-                                 INTERPRETER_NO_CLUSTERS)
-        if not getattr(self, "_utlx_cluster_warned", False):
-            self._utlx_cluster_warned = True
-            warnings.warn(f"utlx: autotuning skips {len(configs) - len(kept)} of {len(configs)} configs that ask "
-                          f"for ctas_per_cga clusters of more than one CTA (the interpreter runs one program at a "
-                          f"time)", stacklevel=2)
-        return kept
-
-    return prune_configs
 
 
 def _utlx_compile_error(exc: BaseException) -> BaseException | None:
@@ -423,9 +392,6 @@ SEAMS: tuple[Seam, ...] = (
          reason="a config's launch keywords carry its ctas_per_cga clusters of more than one CTA"),
     Seam("utlx.config-str", where=_place(_config, "__str__"), make=_config_str,
          reason="a config's text shows its ctas_per_cga"),
-    Seam("utlx.autotuner-prune-configs", where=_place(_tuner, "prune_configs"), make=_prune_configs,
-         reason="under the interpreter (no cluster model) the autotuner drops configs asking for clusters of more "
-                "than one CTA (with a warning)"),
     Seam("utlx.autotuner-bench", where=_place(_tuner, "_bench"), make=_bench,
          reason="a config utlx cannot compile (a TLX form it refuses, naming why) is skipped by the autotuner with "
                 "a warning, as Triton skips configs that run out of resources"),

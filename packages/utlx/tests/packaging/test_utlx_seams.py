@@ -25,7 +25,7 @@ SRC = [str(Path(__file__).resolve().parents[3] / sub / "src") for sub in ("utlx"
 #: What utlx changes, by seam name (the issue counted ~15; the fork's annotation rule makes 16).
 EXPECTED = {
     "utlx.interpreter-patch-lang", "utlx.interpreter-ast-transformer", "utlx.interpreter-bf16-dot",
-    "utlx.config-init", "utlx.config-all-kwargs", "utlx.config-str", "utlx.autotuner-prune-configs",
+    "utlx.config-init", "utlx.config-all-kwargs", "utlx.config-str",
     "utlx.autotuner-init", "utlx.autotuner-bench", "utlx.launch-options", "utlx.cuda-options-ctas-per-cga",
     "utlx.codegen-annassign",
     "utlx.codegen-listcomp",
@@ -33,6 +33,8 @@ EXPECTED = {
     # the interpreter as the GPU computes (Blackwell tutorials), and the fork's e8m0 argument dtype
     "utlx.interpreter-shl-width", "utlx.interpreter-lshr-width", "utlx.interpreter-ashr-width",
     "utlx.interpreter-inline-asm", "utlx.interpreter-fp8-rounding", "utlx.e8m0-argument-dtype",
+    # clusters under the interpreter (ctas_per_cga reaches the cluster model)
+    "utlx.interpreter-cluster-launch",
 }
 
 

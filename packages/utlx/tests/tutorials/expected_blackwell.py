@@ -37,20 +37,10 @@ COMPILE: dict[str, str] = {
 
 #: case id -> first error under TRITON_INTERPRET=1
 INTERPRET: dict[str, str] = {
-    'wheel.blackwell_gemm_2cta':
-        'UtlxDeadlockError: barrier_wait on bar_cta[0] for phase parity 0 at blackwell_gemm_2cta.py:110 i',
-    'fork.blackwell_gemm_2cta':
-        'UtlxDeadlockError: barrier_wait on bar_cta[0] for phase parity 0 at blackwell_gemm_2cta.py:102 i',
     'wheel.blackwell_fa_ws_pipelined_persistent_mxfp8':
         'UtlxNeedsBlackwellError: tmem_copy: needs sm_100 (Blackwell): it drives the tcgen05.cp shared-to',
     'fork.blackwell_fa_ws_pipelined_persistent_mxfp8':
         'UtlxNeedsBlackwellError: tmem_copy: needs sm_100 (Blackwell): it drives the tcgen05.cp shared-to',
-    'wheel.blackwell-multi-cta-layernorm_test':
-        'UtlxClusterLaunchError: autotuning <triton.runtime.interpreter.InterpretedFunction object>: ctas',
-    'fork.blackwell-multi-cta-layernorm_test':
-        'UtlxClusterLaunchError: autotuning <triton.runtime.interpreter.InterpretedFunction object>: ctas',
-    'fork.blackwell_multi_cta_layernorm_ws_test':
-        'UtlxClusterLaunchError: autotuning <triton.runtime.interpreter.InterpretedFunction object>: ctas',
     'fork.blackwell_gemm_ws_mxfp8':
         'UtlxNeedsBlackwellError: async_dot_scaled: needs sm_100 (Blackwell): it drives block-scaled tcge',
     'fork.blackwell-triton-addmm-2cta_test':

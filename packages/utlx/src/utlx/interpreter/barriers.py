@@ -22,6 +22,8 @@ class Barrier:
         self.pending = arrive_count
         self.tx = 0
         self.completions = 0
+        self.array: BarrierArray | None = None
+        self.index = 0
 
     @property
     def parity(self) -> int:
@@ -100,6 +102,8 @@ class BarrierArray:
     def __init__(self, name: str, num: int, arrive_count: int) -> None:
         self.name = name
         self.barriers = [Barrier(f"{name}[{i}]", arrive_count) for i in range(num)]
+        for i, bar in enumerate(self.barriers):  # how a cluster peer finds its copy (``ops_mem.peer_barrier``)
+            bar.array, bar.index = self, i
 
     def __len__(self) -> int:
         return len(self.barriers)

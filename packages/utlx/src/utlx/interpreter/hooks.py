@@ -9,6 +9,9 @@
    :func:`utlx.interpreter.ops_clc.guard_cancelled` so programs a CLC ``try_cancel`` took are skipped, and
    :func:`utlx.interpreter.minmax.rewrite_minmax` so ``min``/``max`` on tensors mean ``tl.minimum``/``tl.maximum``.
 
+And ``GridExecutor.__call__`` takes a launch's ``ctas_per_cga`` (which the grid loop would drop) for the cluster
+model (:mod:`utlx.interpreter.cluster`), whose CTAs the kernel entry's check then runs together.
+
 The patch-lang seam also gives ``tl.map_elementwise`` (:mod:`utlx.interpreter.map_elementwise`) and the portable
 libdevice stubs (:mod:`utlx.interpreter.libdevice`) bodies for the launch.
 
@@ -30,6 +33,7 @@ from tritonx import seams
 from tritonx.seams import Seam
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import shifts as _shifts
 from utlx.interpreter import state as _state
 from utlx.interpreter.fp8 import create_fp_to_fp
@@ -187,6 +191,20 @@ def bf16_dot(original: Callable[..., Any]) -> Callable[..., Any]:
     return create_dot
 
 
+def cluster_launch(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``GridExecutor.__call__`` that takes the launch's ``ctas_per_cga`` (which the interpreter's grid loop
+    would drop) so the CTAs of each cluster run together (:mod:`utlx.interpreter.cluster`)."""
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _state.launch_active():
+            _cluster.take_launch_kwargs(kwargs)
+        else:
+            kwargs.pop("ctas_per_cga", None)
+        return original(self, *args, **kwargs)
+
+    return __call__
+
+
 class _TransformerChain:
     """Stands in for ``FunctionRewriter.ast_transformer``: utlx's rewrite, then the interpreter's own."""
 
@@ -207,6 +225,10 @@ SEAMS: tuple[Seam, ...] = (
          make=_TransformerChain,
          reason="under TRITON_INTERPRET=1 async_task bodies are rewritten to run as threads before the "
                 "interpreter's own rewrite"),
+    Seam("utlx.interpreter-cluster-launch", where=lambda: (_compat.grid_executor_class(), "__call__"),
+         make=cluster_launch,
+         reason="under TRITON_INTERPRET=1 a launch with ctas_per_cga runs the CTAs of each cluster together (the "
+                "interpreter alone drops the keyword and runs one program at a time)"),
     Seam("utlx.interpreter-bf16-dot", where=lambda: (_compat.interpreter_builder_class(), "create_dot"),
          make=bf16_dot,
          reason="the interpreter's bf16 tl.dot multiplies uint16 bit patterns (Triton 3.6-3.9); utlx computes it in "

@@ -196,7 +196,4 @@ def _not_modelled(name: str, why: str) -> Any:
 for _name in ("update_tensor_descriptor", "async_amd_descriptor_load", "async_amd_descriptor_load_fused",
               "async_amd_descriptor_store", "amd_descriptor_prefetch_tensor", "async_amd_descriptor_wait"):
     impl(_name)(_not_modelled(_name, "AMD TDM tensor-descriptor copies (gfx1250) are not implemented by utlx"))
-impl("async_remote_shmem_copy")(_not_modelled(
-    "async_remote_shmem_copy", "copies into another CTA's shared memory need a cluster of two CTAs; the interpreter "
-    "runs clusters of one"))
 del _name

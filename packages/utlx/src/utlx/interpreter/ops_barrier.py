@@ -7,10 +7,11 @@ from typing import Any
 from triton.language import core as tl
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
 from utlx.interpreter.barriers import BarrierArray, NamedBarrier
 from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
-from utlx.interpreter.ops_mem import _barrier
+from utlx.interpreter.ops_mem import _barrier, peer_barrier
 from utlx.interpreter.tasks import wait_until, yield_now
 from utlx.language._dispatch import register_interpreter_impl as impl
 
@@ -22,10 +23,15 @@ def _name(default: str) -> str:
     return (loc.assigned_name() if loc else None) or default
 
 
+def _allocated(bars: BarrierArray) -> BarrierArray:
+    """Record ``bars`` in the CTA's allocations (cluster peers name their copy by its position)."""
+    return _state.current().allocated(bars)
+
+
 @impl("alloc_barriers")
 def alloc_barriers(_semantic: Any, num_barriers: Any, arrive_count: Any) -> BarrierArray:
     n = _compat.to_int(num_barriers, "alloc_barriers num_barriers")
-    return BarrierArray(_name("mbarriers"), n, _compat.to_int(arrive_count, "alloc_barriers arrive_count"))
+    return _allocated(BarrierArray(_name("mbarriers"), n, _compat.to_int(arrive_count, "alloc_barriers arrive_count")))
 
 
 @impl("alloc_warp_barrier")
@@ -33,7 +39,8 @@ def alloc_warp_barrier(_semantic: Any, num_barriers: Any, num_warps: Any, num_ar
     # Every thread arrives on a warp barrier; the interpreter runs a task's threads as one, so one arrival
     # per task stands for all of them and the count per phase is ``num_arrivals``.
     n = _compat.to_int(num_barriers, "alloc_warp_barrier num_barriers")
-    return BarrierArray(_name("warp_barriers"), n, _compat.to_int(num_arrivals, "alloc_warp_barrier num_arrivals"))
+    return _allocated(BarrierArray(_name("warp_barriers"), n,
+                                   _compat.to_int(num_arrivals, "alloc_warp_barrier num_arrivals")))
 
 
 @impl("barrier_expect_bytes")
@@ -53,11 +60,9 @@ def barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any, remote_cta_rank:
     loc = kernel_location()
     if not _compat.to_bool(pred, "barrier_arrive pred"):
         return
-    rank = None if remote_cta_rank is None else _compat.to_int(remote_cta_rank, "barrier_arrive remote_cta_rank")
-    if rank not in (None, 0):
-        raise UtlxInterpreterError(f"barrier_arrive: remote_cta_rank={rank}, but the interpreter runs clusters of "
-                                   f"one CTA (cluster_size_1d() == 1), so the only rank is 0{where(loc)}")
     b = _barrier(bar, "barrier_arrive", "bar")
+    if remote_cta_rank is not None:
+        b = peer_barrier(b, _compat.to_int(remote_cta_rank, "barrier_arrive remote_cta_rank"), "barrier_arrive")
     b.arrive(_compat.to_int(arrive_count, "barrier_arrive arrive_count"), "barrier_arrive", loc)
     yield_now()
 
@@ -124,4 +129,11 @@ def named_barrier_arrive(_semantic: Any, bar: Any, arrive_count: Any) -> None:
 
 @impl("cluster_barrier")
 def cluster_barrier(_semantic: Any) -> None:
-    """A cluster of one CTA: nothing to synchronise."""
+    """Wait until every CTA of the cluster arrived (a cluster of one CTA passes at once)."""
+    if _cluster.size() == 1:
+        return
+    loc = kernel_location()
+    barrier = _cluster.cluster_barrier()
+    generation = barrier.arrive(_cluster.cta_rank())
+    wait_until(lambda: barrier.generation != generation,
+               lambda: f"cluster_barrier{where(loc)} ({barrier.describe()})", "cluster_barrier", loc)

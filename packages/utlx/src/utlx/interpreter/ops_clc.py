@@ -26,6 +26,7 @@ from typing import Any
 from triton.language import core as tl
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
 from utlx.interpreter.errors import UtlxHazardError, UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.ops_mem import _barrier
@@ -101,7 +102,10 @@ def guard_cancelled(tree: ast.AST) -> ast.AST:
     program was cancelled: how the grid loop skips the programs ``try_cancel`` took."""
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
-            check = ast.parse(f"if __import__({__name__!r}, fromlist=['_']).program_cancelled():\n    return\n").body[0]
+            # ``skip_program`` also runs a cluster launch's CTAs together (utlx.interpreter.cluster); at the entry,
+            # ``locals()`` are the kernel's arguments
+            check = ast.parse("if __import__('utlx.interpreter.cluster', fromlist=['_']).skip_program(locals()):\n"
+                              "    return\n").body[0]
             ast.copy_location(check, node)
             for child in ast.walk(check):
                 ast.copy_location(child, node)
@@ -195,6 +199,10 @@ def _clc_issue(_semantic: Any, clc_response_addr: Any, barrier: Any) -> None:
     loc = kernel_location()
     response = _response(clc_response_addr, op)
     bar = _barrier(barrier, op, "barrier")
+    if _cluster.size() > 1:  # try_cancel then cancels whole clusters, multicast to the cluster's CTAs
+        raise UtlxInterpreterError(f"{op}: cluster launch control in a launch with clusters of {_cluster.size()} "
+                                   f"CTAs (ctas_per_cga={_cluster.launch_shape()}) is not modelled by the interpreter "
+                                   f"yet (it is for clusters of one){where(loc)}")
     queue = _current_queue()
     if _state.checks_enabled() and _compat.grid_idx() in queue.failed_seen:
         raise UtlxHazardError(f"{op}: try_cancel issued{where(loc)} after this program observed a failed one (a "

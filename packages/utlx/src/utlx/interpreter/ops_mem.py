@@ -9,12 +9,14 @@ import numpy as np
 from triton.language import core as tl
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
 from utlx.interpreter.aliasing import AliasSpec
 from utlx.interpreter.barriers import Barrier, BarrierArray
 from utlx.interpreter.errors import UtlxHazardError, UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.memory import Allocation, BufferView
 from utlx.interpreter.state import InFlight
+from utlx.interpreter.tasks import yield_now
 from utlx.language._dispatch import register_interpreter_impl as impl
 from utlx.language.types import storage_kind
 
@@ -94,7 +96,7 @@ def local_alloc(_semantic: Any, shape: Any, dtype: Any, num: Any, storage: Any, 
     if reuse is not None and not isinstance(reuse, AliasSpec):
         base = _buffer(reuse, "local_alloc", "reuse").alloc
     name = (loc.assigned_name() if loc else None) or f"local_alloc@{loc.lineno if loc else '?'}"
-    alloc = Allocation(shape_t, dtype, n, storage.value, name, loc, reuse=base)
+    alloc = _state.current().allocated(Allocation(shape_t, dtype, n, storage.value, name, loc, reuse=base))
     if isinstance(reuse, AliasSpec):
         reuse.add_user(alloc)
     return BufferView(alloc)
@@ -190,11 +192,12 @@ def local_load(_semantic: Any, src: Any, token: Any, layout: Any = None, relaxed
     return _compat.make_tensor(view.data.copy(), view.dtype)
 
 
-def _write(view: Any, src: Any, op: str, loc: Any) -> Any:
-    """Write tensor ``src`` into buffer ``view`` for ``op`` (its race check first); returns the program's state."""
+def _write(view: Any, src: Any, op: str, loc: Any, st: Any = None) -> Any:
+    """Write tensor ``src`` into buffer ``view`` for ``op`` (its race check first); returns the state of the CTA
+    owning ``view`` (``st``: a cluster peer's, for a remote store; default: the running program's)."""
     if not isinstance(src, tl.tensor):
         raise UtlxInterpreterError(f"{op}: 'src' must be a tensor, got {src!r}{where(loc)}")
-    st = _state.current()
+    st = _state.current() if st is None else st
     st.check_write(view, op, loc)
     view.data[...] = _fit(op, view, src)
     return st
@@ -274,30 +277,31 @@ def async_descriptor_load(_semantic: Any, desc: Any, result: Any, offsets: Any, 
                           cache_modifier: Any, eviction_policy: Any, multicast_targets: Any,
                           two_ctas: Any = False) -> None:
     loc = kernel_location()
-    if _unwrap(two_ctas):
-        raise UtlxInterpreterError(f"async_descriptor_load: two_ctas=True needs a cluster of two CTAs; the "
-                                   f"interpreter runs clusters of one{where(loc)}")
+    op = "async_descriptor_load"
     targets = _unwrap(multicast_targets)
-    for t in (targets if isinstance(targets, (list, tuple)) else [targets] if targets is not None else []):
-        rank = _compat.to_int(t, "async_descriptor_load multicast_targets")
-        if rank != 0:  # a silent local-only load would leave the kernel waiting for the peer's bytes
-            raise UtlxInterpreterError(f"async_descriptor_load: multicast_targets names CTA {rank}, but the "
-                                       f"interpreter runs clusters of one CTA (cluster_size_1d() == 1), so the only "
-                                       f"rank is 0{where(loc)}")
-    if not _compat.to_bool(pred, "async_descriptor_load pred"):
+    ranks = [_compat.to_int(t, f"{op} multicast_targets")
+             for t in (targets if isinstance(targets, (list, tuple)) else [targets] if targets is not None else [])]
+    if not _compat.to_bool(pred, f"{op} pred"):
         return
-    view = _buffer(result, "async_descriptor_load", "result")
-    bar = _barrier(barrier, "async_descriptor_load", "barrier")
-    st = _state.current()
-    st.check_write(view, "async_descriptor_load", loc)
+    view = _buffer(result, op, "result")
+    bar = _barrier(barrier, op, "barrier")
     values = desc.load(list(_unwrap(offsets)), _semantic=_semantic)
     data = _compat.tensor_data(values)
     if data.size != view.data.size:
-        raise UtlxInterpreterError(f"async_descriptor_load: descriptor block {list(data.shape)} does not match buffer "
+        raise UtlxInterpreterError(f"{op}: descriptor block {list(data.shape)} does not match buffer "
                                    f"{view.name} of shape {view.shape}{where(loc)}")
-    view.data[...] = data.reshape(view.shape)
-    st.tma_loads.append(InFlight("async_descriptor_load", view.region, view.name, loc, bar, bar.completions + 1))
-    bar.deliver(_tile_bytes(desc))
+    me = _cluster.cta_rank()
+    # multicast: the tile lands at the same place in each target CTA and completes on each one's copy of the
+    # barrier; two_ctas (a 2-CTA MMA's operand): this CTA's tile completes on the pair leader's barrier
+    for rank in ranks or [me]:
+        dst = view if rank == me else peer_buffer(view, rank, op)
+        st = _state.current() if rank == me else _cluster.peer_state(rank, op)
+        done_rank = (rank & ~1) if _unwrap(two_ctas) else rank
+        done = bar if done_rank == me else peer_barrier(bar, done_rank, op)
+        st.check_write(dst, op, loc)
+        dst.data[...] = data.reshape(dst.shape)
+        st.tma_loads.append(InFlight(op, dst.region, dst.name, loc, done, done.completions + 1))
+        done.deliver(_tile_bytes(desc))
 
 
 def _reduce(_semantic: Any, kind: str, old: tl.tensor, new: tl.tensor, loc: Any) -> tl.tensor:
@@ -372,37 +376,65 @@ def fence_async_shared(_semantic: Any) -> None:
     _state.current().unfenced.clear()
 
 
-def _local_rank(remote_cta_rank: Any, op: str) -> None:
-    """The interpreter runs clusters of one CTA: the only CTA a remote op can name is this one (rank 0)."""
-    rank = _compat.to_int(remote_cta_rank, f"{op} remote_cta_rank")
-    if rank != 0:
-        raise UtlxInterpreterError(f"{op}: remote_cta_rank={rank}, but the interpreter runs clusters of one CTA "
-                                   f"(cluster_size_1d() == 1), so the only rank is 0{where(kernel_location(1))}")
+def _rank(remote_cta_rank: Any, op: str) -> int:
+    return _compat.to_int(remote_cta_rank, f"{op} remote_cta_rank")
+
+
+def peer_barrier(bar: Barrier, rank: int, op: str) -> Barrier:
+    """The same mbarrier in the shared memory of cluster CTA ``rank``."""
+    array = getattr(bar, "array", None)
+    if array is None:
+        if rank == _cluster.cta_rank():
+            return bar
+        raise UtlxInterpreterError(f"{op}: barrier {bar.name} does not come from alloc_barriers, so it has no copy "
+                                   f"in cluster CTA {rank}{where(kernel_location(1))}")
+    return _cluster.peer_of(array, rank, op).barriers[bar.index]
+
+
+def peer_buffer(view: BufferView, rank: int, op: str) -> BufferView:
+    """The same view of the same buffer in the shared memory of cluster CTA ``rank``."""
+    alloc = _cluster.peer_of(view.alloc, rank, op)
+    return BufferView(alloc, view.index, view.slices, view.perm, view.reinterpret)
 
 
 @impl("remote_view")
 def remote_view(_semantic: Any, local_allocated_buffer: Any, remote_cta_rank: Any) -> Barrier:
     bar = _barrier(local_allocated_buffer, "remote_view", "local_allocated_buffer")
-    _local_rank(remote_cta_rank, "remote_view")
-    return bar
+    return peer_barrier(bar, _rank(remote_cta_rank, "remote_view"), "remote_view")
 
 
 @impl("remote_shmem_store")
 def remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any) -> None:
-    _local_rank(remote_cta_rank, "remote_shmem_store")
-    local_store(_semantic, dst, src)
+    loc = kernel_location()
+    rank = _rank(remote_cta_rank, "remote_shmem_store")
+    view = peer_buffer(_buffer(dst, "remote_shmem_store", "dst"), rank, "remote_shmem_store")
+    st = _write(view, src, "remote_shmem_store", loc, _cluster.peer_state(rank, "remote_shmem_store"))
+    st.unfenced.append(InFlight("remote_shmem_store", view.region, view.name, loc))
 
 
 @impl("async_remote_shmem_store")
 def async_remote_shmem_store(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any, barrier: Any) -> None:
+    op = "async_remote_shmem_store"
     loc = kernel_location()
-    _local_rank(remote_cta_rank, "async_remote_shmem_store")
-    view = _buffer(dst, "async_remote_shmem_store", "dst")
-    bar = _barrier(barrier, "async_remote_shmem_store", "barrier")
-    st = _write(view, src, "async_remote_shmem_store", loc)
-    # like a TMA copy: visible once a wait on ``barrier`` sees the phase the delivered bytes complete
-    st.tma_loads.append(InFlight("async_remote_shmem_store", view.region, view.name, loc, bar, bar.completions + 1))
+    rank = _rank(remote_cta_rank, op)
+    view = peer_buffer(_buffer(dst, op, "dst"), rank, op)
+    bar = peer_barrier(_barrier(barrier, op, "barrier"), rank, op)
+    st = _write(view, src, op, loc, _cluster.peer_state(rank, op))
+    # like a TMA copy: visible in the peer once a wait on its ``barrier`` sees the phase the bytes complete
+    st.tma_loads.append(InFlight(op, view.region, view.name, loc, bar, bar.completions + 1))
     bar.deliver(view.nbytes)
+    yield_now()
+
+
+@impl("async_remote_shmem_copy")
+def async_remote_shmem_copy(_semantic: Any, dst: Any, src: Any, remote_cta_rank: Any, barrier: Any) -> None:
+    """Buffer ``src`` (this CTA's) into ``dst`` of cluster CTA ``remote_cta_rank``, completing on its ``barrier``."""
+    op = "async_remote_shmem_copy"
+    loc = kernel_location()
+    source = _buffer(src, op, "src")
+    _state.current().check_read(source, op, loc)
+    async_remote_shmem_store(_semantic, dst, _compat.make_tensor(source.data.copy(), source.dtype), remote_cta_rank,
+                             barrier)
 
 
 class DescriptorStorage:

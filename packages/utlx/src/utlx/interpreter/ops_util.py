@@ -1,4 +1,4 @@
-"""CPU bodies of the small utilities: ids, clock, cluster queries (a cluster of one CTA), warp votes and
+"""CPU bodies of the small utilities: ids, clock, cluster queries (``interpreter.cluster``), warp votes and
 stochastic rounding."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 from triton.language import core as tl
 
 from utlx import compat as _compat
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter.errors import UtlxInterpreterError, kernel_location, where
 from utlx.interpreter.rounding import FORMATS, stochastic_round
 from utlx.interpreter.tasks import replica_id
@@ -42,12 +43,12 @@ def clock64(_semantic: Any) -> tl.tensor:
 
 @impl("cluster_cta_rank")
 def cluster_cta_rank(_semantic: Any) -> tl.tensor:
-    return _compat.scalar(0)
+    return _compat.scalar(_cluster.cta_rank())
 
 
 @impl("cluster_size_1d")
 def cluster_size_1d(_semantic: Any) -> tl.tensor:
-    return _compat.scalar(1)
+    return _compat.scalar(_cluster.size())
 
 
 def ballot(pred: np.ndarray, mask: int) -> np.ndarray:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from utlx import compat as _compat
 from utlx.interpreter.barriers import Barrier
@@ -105,6 +107,31 @@ class ProgramState:
         self.regions: list[object] = []  # open async_tasks regions (tasks.TaskRegion)
         self.named_barriers: dict[int, object] = {}  # bar id -> barriers.NamedBarrier
         self.tcgen05_signals: list[Tcgen05Signal] = []
+        self.shared: list[object] = []  # allocations and barrier arrays in creation order (peers map by position)
+        self._ordinals: dict[int, int] = {}
+        self._made = 0  # how many of ``shared`` this CTA's own code has reached
+
+    # -- what the CTA allocated (a cluster peer names its copy by position) ---------------------------
+    def allocated(self, obj: Any) -> Any:
+        """Record ``obj`` (an allocation or barrier array the CTA just made) and return what the CTA uses: a copy a
+        cluster peer already made in its place (shared memory exists from the launch on, so a peer may store into
+        a buffer this CTA's code has not reached yet), else ``obj``."""
+        if len(self.shared) > self._made:
+            made = self.shared[self._made]
+            self._made += 1
+            return made
+        self._ordinals[id(obj)] = len(self.shared)
+        self.shared.append(obj)
+        self._made += 1
+        return obj
+
+    def place_peer_copy(self, obj: object) -> None:
+        """A cluster peer touched the next buffer of this CTA's creation order before this CTA made it."""
+        self._ordinals[id(obj)] = len(self.shared)
+        self.shared.append(obj)
+
+    def ordinal(self, obj: object) -> int | None:
+        return self._ordinals.get(id(obj))
 
     # -- queues ------------------------------------------------------------------------------------
     def task(self) -> TaskAsync:
@@ -127,7 +154,11 @@ class ProgramState:
     def _tcgen05(self, same_task_ordered: bool, *attrs: str) -> list[InFlight]:
         """In-flight tcgen05 accesses; a tcgen05 op skips its own task's (they run before it, in order)."""
         me = current_task_key()
-        return [f for key, t in self.tasks.items() if not (same_task_ordered and key == me)
+        # a 2-CTA MMA the pair's leader issues is ordered after the leader's earlier ones in this CTA too
+        peer_pipe = current() is not self
+        return [f for key, t in self.tasks.items()
+                if not (same_task_ordered and (key == me or (peer_pipe and isinstance(key, tuple)
+                                                             and key[:1] == ("peer tcgen05",))))
                 for op in t.tcgen05 for attr in attrs for f in getattr(op, attr)]
 
     # -- checks --------------------------------------------------------------------------------------
@@ -232,6 +263,18 @@ class ProgramState:
         task.tcgen05_issued += 1
         task.tcgen05.append(Tcgen05Op(task.tcgen05_issued, reads, writes))
 
+    def remote_tcgen05(self, reads: list[InFlight], writes: InFlight, barriers: list[Barrier], op_loc: object) -> None:
+        """A cluster peer's 2-CTA MMA reads and writes this CTA's buffers until it arrives on ``barriers`` (this
+        CTA's copies): tracked as a task of its own (the peer's tcgen05 pipe, ordered by its issue)."""
+        key = ("peer tcgen05", id(self))
+        task = self.tasks.setdefault(key, TaskAsync())
+        task.tcgen05_issued += 1
+        task.tcgen05.append(Tcgen05Op(task.tcgen05_issued, reads, [writes]))
+        for bar in barriers:
+            completion = bar.completions + 1
+            bar.arrive(1, "async_dot", op_loc)  # type: ignore[arg-type]
+            self.tcgen05_signals.append(Tcgen05Signal(bar, completion, key, task.tcgen05_issued))
+
     def tcgen05_commit(self, barrier: Barrier, op: str, loc: SourceLocation | None) -> None:
         """Arrive on ``barrier`` once every tcgen05 op the running task issued so far has completed.
 
@@ -245,6 +288,7 @@ class ProgramState:
 
 
 _states: dict[tuple[object, ...], ProgramState] = {}
+_cluster_objects: dict[tuple[object, ...], object] = {}
 _launch = {"id": 0, "active": 0}
 
 
@@ -257,6 +301,17 @@ def begin_launch() -> None:
 def end_launch() -> None:
     _launch["active"] = max(0, _launch["active"] - 1)
     _states.clear()
+    _cluster_objects.clear()
+    if not _launch["active"]:
+        from utlx.interpreter import cluster
+
+        cluster.end_launch()
+
+
+def end_cluster() -> None:
+    """The CTAs of a cluster finished: forget their state."""
+    _states.clear()
+    _cluster_objects.clear()
 
 
 def launch_active() -> bool:
@@ -270,9 +325,28 @@ def launch_id() -> int:
 
 def current() -> ProgramState:
     """State of the program id now being interpreted (a new one for each program of each launch)."""
-    key = (_launch["id"], _compat.grid_idx())
+    from utlx.interpreter import cluster
+
+    key = (_launch["id"], tuple(_compat.grid_idx()))
     state = _states.get(key)
     if state is None:
-        _states.clear()  # programs run one after another: the previous one is finished
+        if not cluster.in_cluster():
+            _states.clear()  # programs run one after another: the previous one is finished
         state = _states[key] = ProgramState(key)
     return state
+
+
+def state_of(program: tuple[int, int, int]) -> ProgramState:
+    """State of another CTA of the running cluster (made when that CTA has not run an op yet)."""
+    key = (_launch["id"], tuple(program))
+    state = _states.get(key)
+    if state is None:
+        state = _states[key] = ProgramState(key)
+    return state
+
+
+def shared_cluster_object(key: tuple[object, ...], make: Callable[[], object]) -> Any:
+    """One object per cluster (``key`` names the cluster), made on first use: e.g. its cluster barrier."""
+    if key not in _cluster_objects:
+        _cluster_objects[key] = make()
+    return _cluster_objects[key]

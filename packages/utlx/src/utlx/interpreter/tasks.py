@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import ast
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from triton.language import core as tl
 
+from utlx.interpreter import cluster as _cluster
 from utlx.interpreter import state as _state
+from utlx.interpreter.coop import CoopScheduler, Fiber
 from utlx.interpreter.errors import SourceLocation, UtlxDeadlockError, UtlxInterpreterError, kernel_location, where
 from utlx.language._dispatch import register_interpreter_impl
 
@@ -146,110 +147,44 @@ def replica_id() -> int:
 # ------------------------------------------------------------------------------------------ scheduler
 
 
-class _Killed(BaseException):
-    """Unwinds a parked task thread when the region is aborted (not an Exception: nothing may catch it)."""
-
-
-class TaskThread:
+class TaskThread(Fiber):
     """One task replica running in its own (cooperatively scheduled) thread."""
 
     def __init__(self, sched: Scheduler, spec: TaskSpec, body: Callable[..., Any], env: dict[str, Any], index: int,
                  replica: int) -> None:
-        self.sched = sched
+        super().__init__(sched, spec.label(index) + (f" replica {replica}" if spec.replicate > 1 else ""))
         self.spec = spec
         self.body = body
         self.env = env
         self.replica = replica
-        self.name = spec.label(index) + (f" replica {replica}" if spec.replicate > 1 else "")
-        self.blocked: tuple[Callable[[], bool], Callable[[], str]] | None = None
-        self.done = False
-        self.killed = False
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._main, name=f"utlx {self.name}", daemon=True)
 
-    def _main(self) -> None:
-        sched = self.sched
-        with sched.cv:
-            sched.cv.wait_for(lambda: sched.turn is self)
-        try:
-            if not self.killed:
-                _state.set_current_task(self)
-                self.body(self.env)
-        except _Killed:
-            pass
-        except BaseException as exc:  # handed to the scheduler, re-raised in the kernel's thread
-            self.error = exc
-        finally:
-            self.done = True
-            with sched.cv:
-                sched.turn = sched
-                sched.cv.notify_all()
+    def main(self) -> None:
+        _state.set_current_task(self)
+        self.body(self.env)
 
 
-class Scheduler:
+class Scheduler(CoopScheduler):
     """Runs the tasks of one ``async_tasks`` region, one thread at a time, switching at blocked waits."""
 
     def __init__(self, tasks: list[tuple[TaskSpec, Callable[..., Any], dict[str, Any]]]) -> None:
-        self.cv = threading.Condition()
-        self.turn: object = self
+        super().__init__()
         self.threads = [
             TaskThread(self, spec, body, env, i, r)
             for i, (spec, body, env) in enumerate(tasks)
             for r in range(spec.replicate)
         ]
 
-    def _switch_to(self, task: TaskThread) -> None:
-        with self.cv:
-            self.turn = task
-            self.cv.notify_all()
-            self.cv.wait_for(lambda: self.turn is self)
-
-    def _kill_all(self) -> None:
-        for t in self.threads:
-            if not t.done:
-                t.killed = True
-                self._switch_to(t)
-
-    def run(self) -> None:
-        for t in self.threads:
-            t.thread.start()
-        n = len(self.threads)
-        nxt = 0
-        try:
-            while True:
-                alive = [t for t in self.threads if not t.done]
-                if not alive:
-                    return
-                pick = None
-                for k in range(n):
-                    t = self.threads[(nxt + k) % n]
-                    if not t.done and (t.blocked is None or t.blocked[0]()):
-                        pick, nxt = t, (nxt + k + 1) % n
-                        break
-                if pick is None:
-                    lines = "\n".join(f"  {t.name}: {t.blocked[1]()}" for t in alive if t.blocked)
-                    raise UtlxDeadlockError(
-                        "deadlock in warp-specialized region: every unfinished task waits on a barrier that can never "
-                        f"complete:\n{lines}"
-                    )
-                self._switch_to(pick)
-                if pick.error is not None:
-                    raise pick.error
-        finally:
-            self._kill_all()
-            for t in self.threads:
-                t.thread.join(timeout=5)
-
-    # called from a task thread
-    def block(self, task: TaskThread, ready: Callable[[], bool], describe: Callable[[], str]) -> None:
-        task.blocked = (ready, describe)
-        with self.cv:
-            self.turn = self
-            self.cv.notify_all()
-            self.cv.wait_for(lambda: self.turn is task)
-        task.blocked = None
-        if task.killed:
-            raise _Killed()
+    def stuck(self, alive: list[Fiber]) -> bool:
+        waits = [t for t in alive if t.blocked]
+        if _cluster.block_cta(lambda: any(t.runnable() for t in alive),
+                              lambda: "every task waits: " + "; ".join(f"{t.name}: {t.blocked[1]()}" for t in alive
+                                                                      if t.blocked)):
+            return True  # another CTA of the cluster ran and unblocked a task
+        lines = "\n".join(f"  {t.name}: {t.blocked[1]()}" for t in waits)
+        raise UtlxDeadlockError(
+            "deadlock in warp-specialized region: every unfinished task waits on a barrier that can never "
+            f"complete:\n{lines}"
+        )
 
 
 def wait_until(ready: Callable[[], bool], describe: Callable[[], str], op: str, loc: SourceLocation | None) -> None:
@@ -258,6 +193,8 @@ def wait_until(ready: Callable[[], bool], describe: Callable[[], str], op: str, 
     if ready():
         return
     task = _state.current_task_key()
+    if not isinstance(task, TaskThread) and _cluster.block_cta(ready, describe):
+        return  # another CTA of the cluster made it ready
     if not isinstance(task, TaskThread):
         raise UtlxDeadlockError(
             f"{describe()}: it can never complete, because no other task runs that could arrive on it or deliver "

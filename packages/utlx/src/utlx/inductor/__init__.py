@@ -1,0 +1,127 @@
+"""``utlx.inductor``: utlx's Hopper kernels as choices of torch.compile's Inductor (issue 31).
+
+Off by default. ``utlx.inductor.enable(mode="allow")`` (or ``UTLX_INDUCTOR=allow`` before the first
+``import utlx.inductor``) lets the utlx FlexAttention forward template compete in Inductor's autotuning with the
+stock template's configurations; ``mode="force"`` makes it the only choice wherever it applies. Where it does not
+apply (not an sm_90 GPU, a dtype other than fp16/bf16, head dims other than 64/128 or unequal QK and V head dims,
+BlockMask blocks not multiples of 128, decoding shapes, non-unit inner strides) the stock lowering runs unchanged.
+``disable()`` takes everything back out.
+
+How, and why this way: torch 2.11's flex lowering (``torch._inductor.kernel.flex.flex_attention``) has no
+extension point for extra template choices (``InductorChoices.get_flex_attention_fwd_configs`` only gives the
+stock template's configurations). So two declared seams (:mod:`tritonx.seams`, installed by :func:`enable`,
+uninstalled by :func:`disable`) wrap, in that module only: the stock template's ``maybe_append_choice`` (to
+record what the lowering passes it: inputs, layout, the score_mod/mask_mod subgraphs, kernel options) and the
+module's ``autotune_select_algorithm`` name (to add the utlx choice to the list). Nothing else of Inductor
+changes, so with the integration off the generated code is the stock one byte for byte. The backward pass
+keeps the stock template: it reads the logsumexp the utlx forward writes exactly as the stock one does.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from tritonx.seams import Seam, install, is_installed, uninstall
+
+from utlx import compat
+
+MODES = ("off", "allow", "force")
+#: Environment knob read once at import: ``allow`` / ``force`` switch the integration on.
+ENV = "UTLX_INDUCTOR"
+
+_state = threading.local()
+_mode = "off"
+#: How many flex lowerings got the utlx choice (``added``) and why the others did not (reason -> count): what
+#: the benchmark and the GPU tests read to know the utlx kernel really ran.
+stats: dict[str, Any] = {"added": 0, "skipped": {}}
+
+
+def mode() -> str:
+    """The current mode: ``off``, ``allow`` or ``force``."""
+    return _mode
+
+
+def _record_append(original: Any) -> Any:
+    def maybe_append_choice(choices: list[Any], **kwargs: Any) -> Any:
+        if not hasattr(_state, "flex_kwargs"):
+            _state.flex_kwargs = kwargs  # the first configuration's: inputs, layout, subgraphs, options
+        return original(choices, **kwargs)
+
+    return maybe_append_choice
+
+
+def _add_choices(original: Any) -> Any:
+    def autotune_select_algorithm(name: str, choices: list[Any], *args: Any, **kwargs: Any) -> Any:
+        recorded = getattr(_state, "flex_kwargs", None)
+        if hasattr(_state, "flex_kwargs"):
+            del _state.flex_kwargs
+        if name == "flex_attention" and recorded is not None and _mode != "off":
+            from utlx.inductor import flex
+
+            reason = flex.why_not(recorded)
+            mine = [] if reason is not None else flex.choices(recorded)
+            if not mine:
+                reason = reason or "the utlx template failed to generate"
+                stats["skipped"][reason] = stats["skipped"].get(reason, 0) + 1
+            else:
+                stats["added"] += 1
+                choices = mine if _mode == "force" else [*choices, *mine]
+        return original(name, choices, *args, **kwargs)
+
+    return autotune_select_algorithm
+
+
+def _template_where() -> tuple[Any, str]:
+    return compat.inductor_flex_module().flex_attention_template, "maybe_append_choice"
+
+
+def _select_where() -> tuple[Any, str]:
+    return compat.inductor_flex_module(), "autotune_select_algorithm"
+
+
+SEAMS: tuple[Seam, ...] = (
+    Seam("utlx.inductor-flex-record", where=_template_where, make=_record_append,
+         reason="torch's flex lowering has no hook for extra template choices: record what it gives its template"),
+    Seam("utlx.inductor-flex-choices", where=_select_where, make=_add_choices,
+         reason="torch's flex lowering has no hook for extra template choices: add utlx's before autotuning"),
+)
+
+
+def enable(mode: str = "allow") -> None:
+    """Switch the integration on (``allow``: compete in autotuning; ``force``: the utlx template wherever it
+    applies). Raises if this torch's Inductor is not one utlx knows (:func:`utlx.compat.inductor_flex_module`)."""
+    global _mode
+    if mode not in ("allow", "force"):
+        raise ValueError(f"utlx.inductor.enable: mode must be 'allow' or 'force', got {mode!r}")
+    compat.inductor_flex_module()  # the version check, before anything is installed
+    for seam in SEAMS:
+        if not is_installed(seam.name):
+            install(seam)
+    _mode = mode
+
+
+def disable() -> None:
+    """Switch the integration off and put stock Inductor back as it was."""
+    global _mode
+    _mode = "off"
+    for seam in reversed(SEAMS):
+        if is_installed(seam.name):
+            uninstall(seam)
+
+
+def _from_env() -> None:
+    value = os.environ.get(ENV, "").strip().lower()
+    if value in ("", "0", "off"):
+        return
+    if value not in ("allow", "force"):
+        raise ValueError(f"{ENV}={value!r}: expected allow, force or off")
+    enable(value)
+
+
+# Only as ``utlx.inductor``: torch >= 2.14 imports ``triton.language.extra.tlx.inductor.registry`` while Inductor
+# itself is being imported, and utlx's alias makes that run this file a second time under the alias name, with
+# the flex module half-initialised; that copy must not act (the real one enables once Inductor is whole).
+if __name__ == "utlx.inductor":
+    _from_env()

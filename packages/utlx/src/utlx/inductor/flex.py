@@ -1,0 +1,89 @@
+"""The utlx FlexAttention forward as an Inductor template choice: where it applies, and the choice itself.
+
+:func:`choices` gets what the stock flex lowering gave its own template (recorded by :mod:`utlx.inductor`'s
+seam) and returns the utlx template's choice for the same inputs, layout, subgraphs and mutated outputs, or an
+empty list where the utlx kernel does not apply (then only the stock choices remain).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from utlx.inductor.flex_template import SOURCE
+
+#: Head dims of the utlx template (one wgmma K of 64 or 128, TMA rows of 128 or 256 bytes), as utlx.attention.
+HEAD_DIMS = (64, 128)
+#: Rows per CTA (two consumer warpgroups of 64) and columns per KV block.
+TILE_M = 128
+BLOCK_N = 128
+
+
+def grid(batch_size: Any, q_heads: Any, num_queries: Any, d_model: Any, meta: dict[str, Any], *, cdiv: Any
+         ) -> tuple[Any, Any, Any]:
+    """One CTA per (128-row Q tile, batch, query head): the stock flex grid's convention, with TILE_M rows."""
+    return cdiv(num_queries, meta["TILE_M"]), batch_size, q_heads
+
+
+@functools.cache
+def template() -> Any:
+    """The ``TritonTemplate`` (made once: Inductor refuses a second template of the same name)."""
+    from torch._inductor.select_algorithm import SymbolicGridFn, TritonTemplate
+
+    return TritonTemplate(name="utlx_flex_attention_hopper", grid=SymbolicGridFn(grid), source=SOURCE)
+
+
+def _static_int(expr: Any) -> int | None:
+    try:
+        return int(expr)
+    except TypeError:
+        return None
+
+
+def _hopper(device: Any) -> bool:
+    import torch
+
+    if device is None or device.type != "cuda" or getattr(torch.version, "hip", None) or not torch.cuda.is_available():
+        return False
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return torch.cuda.get_device_capability(index)[0] == 9
+
+
+def why_not(recorded: dict[str, Any]) -> str | None:
+    """Why the utlx template does not apply to this flex call (one line), or None when it does."""
+    import torch
+
+    options = recorded
+    nodes = recorded.get("input_nodes") or []
+    if len(nodes) != 9:
+        return f"unexpected flex template inputs ({len(nodes)})"
+    query, key, value = nodes[:3]
+    if not _hopper(query.get_device()):
+        return "not an NVIDIA sm_90 device"
+    if query.get_dtype() not in (torch.float16, torch.bfloat16):
+        return f"dtype {query.get_dtype()} (fp16/bf16 only)"
+    if options.get("QK_HEAD_DIM") != options.get("V_HEAD_DIM") or options.get("QK_HEAD_DIM") not in HEAD_DIMS:
+        return f"head dims {options.get('QK_HEAD_DIM')}/{options.get('V_HEAD_DIM')} (64 or 128, equal)"
+    for name in ("SPARSE_Q_BLOCK_SIZE", "SPARSE_KV_BLOCK_SIZE"):
+        size = options.get(name)
+        if not isinstance(size, int) or size % 128:
+            return f"{name}={size} (a multiple of 128)"
+    if options.get("PRESCALE_QK"):
+        return "PRESCALE_QK"
+    for name, node in (("query", query), ("key", key), ("value", value)):
+        strides = [_static_int(s) for s in node.get_stride()]
+        if strides[-1] != 1 or any(s is None or s % 8 for s in strides[:-1]):
+            return f"{name} strides {node.get_stride()} (TMA: unit inner stride, 16-byte aligned rows)"
+    return None
+
+
+def choices(recorded: dict[str, Any]) -> list[Any]:
+    """The utlx choice for a recorded stock flex template call (empty where it does not apply)."""
+    kwargs = dict(recorded)
+    kwargs.update(BLOCK_M=TILE_M // 2, TILE_M=TILE_M, BLOCK_N=BLOCK_N, NUM_KV=2, CONSUMER_REGS=240,
+                  num_warps=4, num_stages=1, USE_TMA=True)
+    out: list[Any] = []
+    error = template().maybe_append_choice(out, **kwargs)
+    if error is not None:
+        raise RuntimeError(f"utlx.inductor: the utlx flex template failed to generate: {error}")
+    return out
