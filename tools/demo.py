@@ -73,8 +73,8 @@ def main() -> int:
     console.rule("[bold]tritonx demo")
     console.print(f"triton {triton.__version__} | tritonx-core {tritonx.__version__}")
     import utlx
-    from utlx.kernels import amd_pipelined as amd
-    from utlx.kernels import hopper_pipelined as hopper
+    from utlx.kernels.amd import amd_pipelined as amd
+    from utlx.kernels.nvidia import hopper_pipelined as hopper
 
     tritonx.apply_environment()  # installed plugins that are on by default (utlx) or named in TRITONX_PLUGINS
     enabled = [p.name for p in tritonx.list_plugins() if tritonx.is_plugin_enabled(p.name)]
@@ -99,8 +99,8 @@ def main() -> int:
         kernel_fn = getattr(mod, "matmul_kernel_pipelined_hopper", None) or mod.matmul_kernel_pipelined_amd
         k = compile_tlx(kernel_fn, mod.SIGNATURE, consts, target, warps)
         results[(label, target)] = asm_stats(k, target)
-    from utlx.kernels import hopper_tma_persistent as tma
-    from utlx.kernels import hopper_ws_persistent as ws
+    from utlx.kernels.nvidia import hopper_tma_persistent as tma
+    from utlx.kernels.nvidia import hopper_ws_persistent as ws
 
     for label, mod, fn in (("Hopper persistent TMA TLX GEMM", tma, tma.matmul_kernel_tma_persistent),
                            ("Hopper warp-specialized TLX GEMM", ws, ws.matmul_kernel_ws_persistent)):

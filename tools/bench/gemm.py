@@ -262,29 +262,29 @@ def implementations(force_tuning: bool = True, effort: str = "full") -> dict[str
     """Name -> factory; factories are called lazily so one failing import stays local."""
 
     def pipelined():
-        from utlx.kernels import hopper_pipelined
+        from utlx.kernels.nvidia import hopper_pipelined
 
         return _utlx_family("utlx pipelined (cp.async+wgmma)", "hopper_pipelined", list(hopper_pipelined.CONFIGS),
                             "tiles")
 
     def tma_persistent():
-        from utlx.kernels import hopper_tma_persistent
+        from utlx.kernels.nvidia import hopper_tma_persistent
 
         return _utlx_family("utlx TMA persistent", "tma_persistent", list(hopper_tma_persistent.CONFIGS),
                             "persistent")
 
     def register_staged():
-        from utlx.kernels import amd_pipelined
+        from utlx.kernels.amd import amd_pipelined
 
         return _utlx_family("utlx register-staged", "register_staged", list(amd_pipelined.CONFIGS), "tiles")
 
     def ws_cooperative():
-        from utlx.kernels import hopper_ws_persistent
+        from utlx.kernels.nvidia import hopper_ws_persistent
 
         return _utlx_family(WS_COOPERATIVE, "ws_persistent", list(hopper_ws_persistent.CONFIGS), "persistent")
 
     def ws_cluster():
-        from utlx.kernels import hopper_ws_cluster
+        from utlx.kernels.nvidia import hopper_ws_cluster
 
         return _utlx_family(WS_CLUSTER, "ws_cluster", list(hopper_ws_cluster.CONFIGS), "persistent")
 

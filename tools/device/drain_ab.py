@@ -26,7 +26,7 @@ def _child(mode: str, reps: int) -> None:
     import triton
     import utlx  # noqa: F401
     from utlx.compiler.common import drain
-    from utlx.kernels.hopper_pipelined import matmul_kernel_pipelined_hopper as kernel
+    from utlx.kernels.nvidia.hopper_pipelined import matmul_kernel_pipelined_hopper as kernel
 
     if mode == "off":
         drain.insert_drains = lambda module, builder, allocs: []

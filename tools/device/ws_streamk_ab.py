@@ -1,4 +1,4 @@
-"""First GPU check of the warp-specialized stream-K GEMM (``utlx.kernels.hopper_ws_streamk``) against the
+"""First GPU check of the warp-specialized stream-K GEMM (``utlx.kernels.nvidia.hopper_ws_streamk``) against the
 cooperative kernel it extends and cuBLAS, in one process on the H200.
 
 Correctness first (fresh random data, float32 reference, several seeds, one reused workspace that must stay
@@ -26,8 +26,8 @@ def main() -> None:
     import torch
     import triton
     import utlx  # noqa: F401
-    from utlx.kernels import hopper_ws_persistent as ws
-    from utlx.kernels import hopper_ws_streamk as wsk
+    from utlx.kernels.nvidia import hopper_ws_persistent as ws
+    from utlx.kernels.nvidia import hopper_ws_streamk as wsk
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     wrong = []

@@ -80,43 +80,21 @@ def test_in_memory_key_follows_activation(runtime):
         assert active_pair[0] in key
 
 
-def _twin_kernels(folder):
-    """Two JIT functions with identical source (so identical stock cache keys), from one file in ``folder``
-    (pytest's ``tmp_path``: nothing is left behind)."""
-    import textwrap
-
-    src = textwrap.dedent('''
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def twin(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-            rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-            rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-            rk = tl.arange(0, BLOCK_K)
-            a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
-            b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for _ in range(0, tl.cdiv(K, BLOCK_K)):
-                acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))
-                a_ptrs += BLOCK_K
-                b_ptrs += BLOCK_K * stride_bk
-            tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
-    ''')
+def _twin_kernels():
+    """Two JIT functions with identical source (so identical stock cache keys): tritonx's probe matmul module,
+    executed twice from its one file under two module names (nothing is written)."""
     import importlib.util
     import sys
 
+    from tritonx.integration import probe_kernels
+
     out = []
-    d = folder
     for i in range(2):
-        path = d / "twin_kernel.py"  # same file name and source for both
-        path.write_text(src)
-        spec = importlib.util.spec_from_file_location(f"twin_mod_{i}", path)
+        spec = importlib.util.spec_from_file_location(f"twin_mod_{i}", probe_kernels.__file__)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
-        out.append(mod.twin)
+        out.append(mod.probe_matmul)
     return out
 
 
@@ -126,8 +104,8 @@ def _compile_kernel(kernel, target="cuda:90"):
     return tritonx.compile_for(target, kernel, PROBE_SIGNATURE, PROBE_CONSTEXPRS, attrs=divisible(9))
 
 
-def test_per_kernel_pipeline_only_applies_to_that_kernel(tmp_path):
-    plain, bound = _twin_kernels(tmp_path)
+def test_per_kernel_pipeline_only_applies_to_that_kernel():
+    plain, bound = _twin_kernels()
     stock = _compile_kernel(plain)
     tritonx.pipeline(tritonx.Pipeline("kernel-only").disable("tritongpu-pipeline"))(bound)
     edited = _compile_kernel(bound)
@@ -137,8 +115,8 @@ def test_per_kernel_pipeline_only_applies_to_that_kernel(tmp_path):
     assert edited.hash != stock.hash == again_plain.hash
 
 
-def test_concurrent_compiles_with_different_kernel_pipelines(tmp_path):
-    plain, bound = _twin_kernels(tmp_path)
+def test_concurrent_compiles_with_different_kernel_pipelines():
+    plain, bound = _twin_kernels()
     tritonx.pipeline(tritonx.Pipeline("threaded").disable("tritongpu-pipeline"))(bound)
     results: dict = {}
     errors: list = []

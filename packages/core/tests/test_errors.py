@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import pytest
 import tritonx
-from tritonx.errors import (
-    PassFailedError,
-    PassNotFoundInStageError,
-    PassNotInVersionError,
-    PipelineConflictError,
-    PipelineError,
-    PipelineFrozenError,
-    UnknownPassError,
-)
+from tritonx import errors
 from tritonx_testutil import ptx_counts
 
 
 def test_unknown_pass_suggests_closest_names():
     p = tritonx.Pipeline("typo").disable("tritongpu-pipline")  # a pipeline is data: checked when switched on
-    with pytest.raises(UnknownPassError, match=r"'tritongpu-pipline'.*closest: tritongpu-pipeline"):
+    with pytest.raises(errors.UnknownPassError, match=r"'tritongpu-pipline'.*closest: tritongpu-pipeline"):
         tritonx.activate(p)
     assert tritonx.active() == () and not p.frozen  # refused whole: nothing activated, still editable
 
@@ -32,14 +24,14 @@ def test_unknown_pass_is_refused_when_bound_and_names_the_pipeline_that_wrote_it
     def kernel(x_ptr):
         pass
 
-    with pytest.raises(UnknownPassError, match=r"pipeline 'inner': unknown insertable pass 'no-such-pass'"):
+    with pytest.raises(errors.UnknownPassError, match=r"pipeline 'inner': unknown insertable pass 'no-such-pass'"):
         tritonx.pipeline(p)(kernel)
 
 
 def test_names_are_checked_against_the_runtime_that_switches_the_pipeline_on(runtime):
     """Which names exist is the runtime's (its native plugins' passes): a name it learned is accepted."""
     p = tritonx.Pipeline("learned").disable("tritonx-test-learned-pass")
-    with pytest.raises(UnknownPassError):
+    with pytest.raises(errors.UnknownPassError):
         tritonx.activate(p)
     runtime.names.learn("passes.test.add_learned", "tritonx-test-learned-pass")
     with tritonx.activate(p):
@@ -55,7 +47,7 @@ def test_pass_of_another_version_says_which(monkeypatch):
     data[other]["passes.future.add_time_travel"] = "tritongpu-time-travel"
     monkeypatch.setattr(names, "_passmap", lambda: data)
     p = tritonx.Pipeline("future").disable("tritongpu-time-travel")
-    with pytest.raises(PassNotInVersionError, match=rf"does not exist in the installed Triton.*{other}"):
+    with pytest.raises(errors.PassNotInVersionError, match=rf"does not exist in the installed Triton.*{other}"):
         tritonx.activate(p)
 
 
@@ -64,7 +56,7 @@ def test_python_pass_that_raises_names_pipeline_pass_and_stage(compile_probe):
         raise ZeroDivisionError("boom")
 
     p = tritonx.Pipeline("fragile").insert_after("tritongpu-coalesce", broken, pass_name="broken-pass")
-    with tritonx.activate(p), pytest.raises(PassFailedError) as err:
+    with tritonx.activate(p), pytest.raises(errors.PassFailedError) as err:
         compile_probe()
     msg = str(err.value)
     assert "'broken-pass'" in msg and "'fragile'" in msg and "'ttgir'" in msg and "ZeroDivisionError: boom" in msg
@@ -74,43 +66,43 @@ def test_python_pass_that_raises_names_pipeline_pass_and_stage(compile_probe):
 
 def test_wrong_stage_names():
     p = tritonx.Pipeline("s")
-    with pytest.raises(PipelineError, match="unknown stage 'ttgr'"):
+    with pytest.raises(errors.PipelineError, match="unknown stage 'ttgr'"):
         p.override_stage("ttgr", lambda *a: None)
-    with pytest.raises(PipelineError, match="unknown text stage 'ttgir'"):
+    with pytest.raises(errors.PipelineError, match="unknown text stage 'ttgir'"):
         p.transform_stage("ttgir", lambda t, c: t)
-    with pytest.raises(PipelineError, match="unknown stage 'cubn'"):
+    with pytest.raises(errors.PipelineError, match="unknown stage 'cubn'"):
         p.disable("tritongpu-pipeline", stage="cubn")
 
 
 def test_wrong_argument_types():
     p = tritonx.Pipeline("types")
-    with pytest.raises(PipelineError, match="occurrence must be an int"):
+    with pytest.raises(errors.PipelineError, match="occurrence must be an int"):
         p.disable("canonicalize", occurrence="first")
-    with pytest.raises(PipelineError, match="must be a pass name"):
+    with pytest.raises(errors.PipelineError, match="must be a pass name"):
         p.insert_after("tritongpu-coalesce", 42)
-    with pytest.raises(PipelineError, match="must be a list"):
+    with pytest.raises(errors.PipelineError, match="must be a list"):
         p.insert_after("tritongpu-coalesce", "tritongpu-coalesce", args="oops")
-    with pytest.raises(PipelineError, match="non-empty string name"):
+    with pytest.raises(errors.PipelineError, match="non-empty string name"):
         tritonx.Pipeline("")
 
 
 def test_named_pass_with_wrong_args_fails_at_compile(compile_probe):
     p = tritonx.Pipeline("badargs").insert_after("tritongpu-coalesce", "tritongpu-pipeline", args=["three"])
-    with tritonx.activate(p), pytest.raises(PipelineError, match=r"does not take args"):
+    with tritonx.activate(p), pytest.raises(errors.PipelineError, match=r"does not take args"):
         compile_probe()
 
 
 def test_activating_something_that_is_not_a_pipeline():
-    with pytest.raises(PipelineError, match=r"takes tritonx\.Pipeline objects, got str"):
+    with pytest.raises(errors.PipelineError, match=r"takes tritonx\.Pipeline objects, got str"):
         tritonx.activate("my-pipeline")
-    with pytest.raises(PipelineError, match=r"@triton\.jit kernels"):
+    with pytest.raises(errors.PipelineError, match=r"@triton\.jit kernels"):
         tritonx.pipeline(tritonx.Pipeline("k"))(lambda: None)
 
 
 def test_two_replacements_conflict_and_name_both():
     a = tritonx.Pipeline("first").replace("tritongpu-pipeline", lambda m, c: None)
     b = tritonx.Pipeline("second").replace("ttgpuir.add_pipeline", lambda m, c: None)
-    with tritonx.activate(a, b), pytest.raises(PipelineConflictError) as err:
+    with tritonx.activate(a, b), pytest.raises(errors.PipelineConflictError) as err:
         tritonx.capture("cuda:90")
     assert "'first'" in str(err.value) and "'second'" in str(err.value)
 
@@ -118,21 +110,21 @@ def test_two_replacements_conflict_and_name_both():
 def test_replace_and_disable_conflict():
     a = tritonx.Pipeline("r").replace("tritongpu-pipeline", lambda m, c: None)
     b = tritonx.Pipeline("d").disable("tritongpu-pipeline")
-    with tritonx.activate(a, b), pytest.raises(PipelineConflictError, match=r"'r'.*'d'"):
+    with tritonx.activate(a, b), pytest.raises(errors.PipelineConflictError, match=r"'r'.*'d'"):
         tritonx.capture("cuda:90")
 
 
 def test_active_pipeline_is_frozen():
     p = tritonx.Pipeline("frozen")
     with tritonx.activate(p):
-        with pytest.raises(PipelineFrozenError, match="edit a copy"):
+        with pytest.raises(errors.PipelineFrozenError, match="edit a copy"):
             p.disable("tritongpu-pipeline")
         p.copy().disable("tritongpu-pipeline")  # a copy is editable
 
 
 def test_required_edit_that_never_matches(compile_probe):
     p = tritonx.Pipeline("nv-only").disable("tritongpu-pipeline")
-    with tritonx.activate(p), pytest.raises(PassNotFoundInStageError, match="hip:gfx942"):
+    with tritonx.activate(p), pytest.raises(errors.PassNotFoundInStageError, match="hip:gfx942"):
         compile_probe("hip:gfx942")
     lenient = tritonx.Pipeline("nv-only-lenient").disable("tritongpu-pipeline", required=False)
     with tritonx.activate(lenient):
@@ -140,7 +132,7 @@ def test_required_edit_that_never_matches(compile_probe):
 
 
 def test_deactivate_inactive_pipeline():
-    with pytest.raises(PipelineError, match="is not active"):
+    with pytest.raises(errors.PipelineError, match="is not active"):
         tritonx.deactivate(tritonx.Pipeline("never"))
 
 
@@ -156,6 +148,6 @@ def test_real_pass_of_another_version_names_that_version(runtime):
     assert elsewhere, f"every mapped pass exists in Triton {installed}"
     name, versions = sorted(elsewhere.items())[0]
     p = tritonx.Pipeline("cross-version").disable(name)
-    with pytest.raises(PassNotInVersionError) as err:
+    with pytest.raises(errors.PassNotInVersionError) as err:
         tritonx.activate(p)
     assert installed in str(err.value) and versions[0] in str(err.value)

@@ -125,26 +125,26 @@ def validate_triton_range(spec: str, *, variant: str = "python") -> list[str]:
     return errors
 
 
+def _must_match(answers: dict[str, str], key: str, pattern: re.Pattern[str], rule: str) -> list[str]:
+    """``[]`` when answer ``key`` matches ``pattern``, else the one error naming the answer, its value and ``rule``."""
+    value = answers.get(key, "")
+    return [] if pattern.match(value) else [f"{key}: {value!r} {rule}"]
+
+
 def validate_answers(answers: dict[str, str]) -> list[str]:
     """Every problem with the answers, each naming the answer at fault; empty when all are valid."""
     errors = []
-    package = answers.get("package_name", "")
-    if not _PEP508_NAME.match(package):
-        errors.append(
-            f"package_name: {package!r} is not a valid distribution name (letters, digits, '-', '_', '.'; "
-            "start with a letter, end with a letter or digit)"
-        )
+    errors += _must_match(answers, "package_name", _PEP508_NAME,
+                          "is not a valid distribution name (letters, digits, '-', '_', '.'; start with a letter, "
+                          "end with a letter or digit)")
     module = answers.get("module_name", "")
     if not module.isidentifier() or keyword.iskeyword(module) or module != module.lower():
         errors.append(f"module_name: {module!r} is not a lowercase Python identifier")
     elif module in RESERVED_MODULES:
         errors.append(f"module_name: {module!r} would shadow an existing package; choose another name")
-    plugin = answers.get("plugin_name", "")
-    if not _PLUGIN_NAME.match(plugin):
-        errors.append(
-            f"plugin_name: {plugin!r} must be lowercase words of [a-z0-9] joined by single '_', starting with a "
-            "letter, at most 40 characters: it prefixes native pass names and names the MLIR dialect"
-        )
+    errors += _must_match(answers, "plugin_name", _PLUGIN_NAME,
+                          "must be lowercase words of [a-z0-9] joined by single '_', starting with a letter, at most "
+                          "40 characters: it prefixes native pass names and names the MLIR dialect")
     variant = answers.get("variant", "")
     if variant not in VARIANTS:
         errors.append(f"variant: {variant!r} is not one of {', '.join(VARIANTS)}")

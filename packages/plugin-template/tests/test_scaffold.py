@@ -50,14 +50,21 @@ def test_template_is_found_in_the_checkout():
     assert template_dir() == Path(__file__).resolve().parents[1]
 
 
-def test_python_variant(render):
-    project = render("tritonx-hello", plugin_name="hello")
+def _rendered_variant(render, name: str, module: str, native: bool, **answers):
+    """Render one variant: its files and the common ones are there, the other variant's are not, and nothing is
+    left unrendered."""
+    project = render(name, native=native, **answers)
     files = _files(project)
-    for rel in COMMON + PYTHON_ONLY:
-        assert rel.format(m="tritonx_hello") in files
-    for rel in NATIVE_ONLY:
-        assert rel.format(m="tritonx_hello") not in files
+    for rel in COMMON + (NATIVE_ONLY if native else PYTHON_ONLY):
+        assert rel.format(m=module) in files
+    for rel in PYTHON_ONLY if native else NATIVE_ONLY:
+        assert rel.format(m=module) not in files
     _assert_fully_rendered(project)
+    return project
+
+
+def test_python_variant(render):
+    project = _rendered_variant(render, "tritonx-hello", "tritonx_hello", native=False, plugin_name="hello")
     pyproject = (project / "pyproject.toml").read_text()
     assert 'hello = "tritonx_hello.plugin:make_plugin"' in pyproject
     assert '"triton>=3.6,<3.10"' in pyproject and 'build-backend = "hatchling.build"' in pyproject
@@ -68,13 +75,7 @@ def test_python_variant(render):
 
 
 def test_native_variant(render):
-    project = render("hello-native", native=True, plugin_name="hello_nat")
-    files = _files(project)
-    for rel in COMMON + NATIVE_ONLY:
-        assert rel.format(m="hello_native") in files
-    for rel in PYTHON_ONLY:
-        assert rel.format(m="hello_native") not in files
-    _assert_fully_rendered(project)
+    project = _rendered_variant(render, "hello-native", "hello_native", native=True, plugin_name="hello_nat")
     assert _versions(project) == ["3.7.1"]  # the native default range is ==3.7.1
     td = (project / "native" / "Dialect.td").read_text()
     assert 'let name = "hello_nat";' in td and 'Op<Plugin_Dialect, "square"' in td

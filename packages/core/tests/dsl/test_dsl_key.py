@@ -10,24 +10,29 @@ from tritonx import dsl
 
 LANGUAGE = '''
 from tritonx import dsl
-
-lang = dsl.Language("keyed_{n}")
+{imports}
+lang = dsl.Language("{name}")
 
 
 @lang.op
-def ident(x: dsl.Tensor()):
-    """Identity."""
+def {op}(x: dsl.Tensor()):
+    """{doc}"""
 
 
-@ident.emit("*")
+@{op}.emit("*")
 def _(ctx, x):
-    return x{extra}
+    return {result}
 '''
+
+
+def _language(name: str, op: str = "ident", doc: str = "Identity.", result: str = "x", imports: str = "") -> str:
+    """The source of a one-op language module (every test's language differs only in these)."""
+    return LANGUAGE.format(name=name, op=op, doc=doc, result=result, imports=imports)
 
 
 def _load(tmp_path, n: int, extra: str = ""):
     path = tmp_path / f"keyed_{n}.py"
-    path.write_text(LANGUAGE.format(n=n, extra=extra))
+    path.write_text(_language(f"keyed_{n}", result="x" + extra))
     spec = importlib.util.spec_from_file_location(f"keyed_{n}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -74,29 +79,13 @@ def test_the_language_pass_carries_the_key_into_copies():
         lang.insert_after("tritongpu-coalesce", lambda module, ctx: None)
 
 
-HELPER_LANGUAGE = '''
-from tritonx import dsl
-import {helper}
-
-lang = dsl.Language("helped_{n}")
-
-
-@lang.op
-def scaled(x: dsl.Tensor()):
-    """x times the helper's factor."""
-
-
-@scaled.emit("*")
-def _(ctx, x):
-    return {helper}.scale(ctx, x)
-'''
-
-
 def test_a_helper_the_implementation_calls_is_in_the_key_without_add_source(tmp_path, monkeypatch):
     """Issue 28 item 1 for level 3: an op implementation calling a helper in another module is keyed by it."""
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "dsl_key_helper.py").write_text("def scale(ctx, x):\n    return x * 2\n")
-    (tmp_path / "helped_4.py").write_text(HELPER_LANGUAGE.format(n=4, helper="dsl_key_helper"))
+    (tmp_path / "helped_4.py").write_text(_language("helped_4", op="scaled", doc="x times the helper's factor.",
+                                                     result="dsl_key_helper.scale(ctx, x)",
+                                                     imports="import dsl_key_helper\n"))
 
     def key() -> str:
         for name in ("dsl_key_helper", "helped_4"):

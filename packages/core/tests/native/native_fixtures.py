@@ -73,17 +73,26 @@ PTH = SRC / "tritonx" / "native" / "tritonx-native.pth"
 HERE = Path(__file__).resolve().parent
 
 
-def run_child(tmp_path: Path, code: str, **env_extra: str) -> subprocess.CompletedProcess:
-    pth_dir = tmp_path / "site"
-    pth_dir.mkdir(exist_ok=True)
-    shutil.copy(PTH, pth_dir / PTH.name)
+def pth_site(tmp_path: Path, pythonpath: str | None = None, **env_extra: str) -> tuple[Path, dict[str, str]]:
+    """A ``site`` folder holding a copy of the shipped ``.pth`` line, and the environment for a child interpreter
+    that processes it: no native-plugin variables inherited, ``PYTHONPATH`` this checkout's ``src`` and this
+    folder (or ``pythonpath``), then ``env_extra``. One setup for every test that starts a child this way."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    shutil.copy(PTH, site / PTH.name)
     env = dict(os.environ)
     for name in ("TRITON_PLUGIN_PATHS", "TRITONX_NATIVE_PLUGINS", "_TRITONX_NATIVE_STATE"):
         env.pop(name, None)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PYTHONPATH"] = pythonpath if pythonpath is not None else os.pathsep.join([str(SRC), str(HERE)])
     env.update(env_extra)
-    prologue = f"import site; site.addsitedir({str(pth_dir)!r})\n"
+    return site, env
+
+
+def run_child(tmp_path: Path, code: str, **env_extra: str) -> subprocess.CompletedProcess:
+    inherited = os.environ.get("PYTHONPATH", "")
+    site, env = pth_site(tmp_path, os.pathsep.join([str(SRC), str(HERE), inherited]).rstrip(os.pathsep),
+                         TRITON_CACHE_DIR=str(tmp_path / "cache"), **env_extra)
+    prologue = f"import site; site.addsitedir({str(site)!r})\n"
     return subprocess.run(
         [sys.executable, "-c", prologue + textwrap.dedent(code)],
         capture_output=True,
@@ -108,6 +117,17 @@ def installed_triton():
 
 def installed_supports_natives() -> bool:
     return parse_version(installed_triton().version)[:2] >= (3, 7)
+
+
+def _natives_or_false() -> bool:
+    try:
+        return installed_supports_natives()
+    except pytest.skip.Exception:  # no Triton at all
+        return False
+
+
+#: Marks a test that needs a Triton with native plugins (3.7 and later).
+needs_natives = pytest.mark.skipif(not _natives_or_false(), reason="this Triton has no native plugins")
 
 
 def installed_plugin(name: str = TEST_PLUGIN) -> Path:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
@@ -23,3 +26,17 @@ def assert_compiles(n: int = 64) -> None:
     compiled = compile_add_one(n)
     assert "tt.func public @add_one" in compiled.asm["ttir"]
     assert ".visible .entry add_one" in compiled.asm["ptx"]
+
+
+def parsed_ttir(compiled: Any, directory: str) -> tuple[Any, Any, Any]:
+    """``compiled``'s TTIR written to ``directory/k.ttir`` and parsed back: (MLIR context, module, an empty pass
+    manager), to run a native pass on a real module the way Triton's stages do."""
+    from triton._C import libtriton as L
+
+    path = os.path.join(directory, "k.ttir")
+    os.makedirs(directory, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(compiled.asm["ttir"])
+    ctx = L.ir.context()
+    L.ir.load_dialects(ctx)
+    return ctx, L.ir.parse_mlir_module(path, ctx), L.ir.pass_manager(ctx)

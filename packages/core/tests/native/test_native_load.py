@@ -82,20 +82,13 @@ def test_runtime_load_on_39_adds_a_working_pass(tmp_path):
         """
         import json, os
         import triton
-        from triton._C import libtriton as L
-        from native_kernels import compile_add_one
+        from native_kernels import compile_add_one, parsed_ttir
         from tritonx.runtime import current
 
         natives = current().natives
         info = current().load_native(os.environ["GOOD"])
         compiled = compile_add_one(16)
-        path = os.path.join(os.environ["TRITON_CACHE_DIR"], "k.ttir")
-        with open(path, "w") as f:
-            f.write(compiled.asm["ttir"])
-        ctx = L.ir.context()
-        L.ir.load_dialects(ctx)
-        mod = L.ir.parse_mlir_module(path, ctx)
-        pm = L.ir.pass_manager(ctx)
+        ctx, mod, pm = parsed_ttir(compiled, os.environ["TRITON_CACHE_DIR"])
         adder = natives.find_pass("plugin")
         adder(pm, [])
         pm.run(mod, "t")

@@ -174,15 +174,6 @@ def test_wrong_triton_version(tmp_path):
 
 
 def test_check_order_is_cheap_first():
-    assert CHECKS == (
-        "exists",
-        "permissions",
-        "elf",
-        "symbol",
-        "triton_support",
-        "needed_libraries",
-        "undefined_symbols",
-        "probe",
-        "api_version",
-        "triton_version",
-    )
+    """File-system and ELF checks before anything that loads the library; the versions it reports last."""
+    assert CHECKS == tuple("exists permissions elf symbol triton_support needed_libraries undefined_symbols "
+                           "probe api_version triton_version".split())

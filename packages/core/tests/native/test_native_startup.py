@@ -20,12 +20,12 @@ from native_fixtures import (
     installed_supports_natives,
     installed_triton,
     last_json,
+    needs_natives,
     run_child,
 )
 from tritonx.compat.native import native_loading
 
 RUNTIME_LOADING = native_loading(installed_triton().version).runtime_loading  # 3.9: extend_with
-needs_natives = pytest.mark.skipif("not installed_supports_natives()", reason="this Triton has no native plugins")
 
 
 def test_shipped_pth_is_the_startup_line():
@@ -68,21 +68,14 @@ def test_good_plugin_loaded_bad_file_refused_with_one_warning(tmp_path):
         import json, os, sys
         import triton
         from triton._C import libtriton as L
-        from native_kernels import compile_add_one
+        from native_kernels import compile_add_one, parsed_ttir
         from tritonx.runtime import current
 
         natives = current().natives
 
         attrs = sorted(a for a in dir(L.passes.plugin) if not a.startswith("_"))
         compiled = compile_add_one(32)  # a normal compile in the same process
-        path = os.path.join(os.environ["TRITON_CACHE_DIR"], "k.ttir")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(compiled.asm["ttir"])
-        ctx = L.ir.context()
-        L.ir.load_dialects(ctx)
-        mod = L.ir.parse_mlir_module(path, ctx)
-        pm = L.ir.pass_manager(ctx)
+        ctx, mod, pm = parsed_ttir(compiled, os.environ["TRITON_CACHE_DIR"])
         name = natives.native_passes()[0]
         adder = natives.find_pass(name)
         adder(pm, [])
@@ -191,20 +184,12 @@ def test_checker_child_never_runs_a_tritonx_folder_of_the_current_directory(tmp_
 
 
 def _run_in(cwd, tmp_path, **env_extra):
-    import os
     import subprocess
     import sys
 
-    from native_fixtures import HERE, PTH, SRC
+    from native_fixtures import pth_site
 
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / PTH.name).write_text(PTH.read_text())
-    env = dict(os.environ)
-    for name in ("TRITON_PLUGIN_PATHS", "TRITONX_NATIVE_PLUGINS", "_TRITONX_NATIVE_STATE"):
-        env.pop(name, None)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE)])
-    env.update(env_extra)
+    site, env = pth_site(tmp_path, **env_extra)
     # site processes .pth files before the current directory joins sys.path: do the same here
     code = (f"import site, sys; sys.path.remove(''); site.addsitedir({str(site)!r})\n"
             "import json, sys; print(json.dumps(sys.modules['tritonx._startup'].results))\n")

@@ -21,18 +21,16 @@ import textwrap
 import pytest
 from native_fixtures import (
     HERE,
-    PTH,
     SRC,
     build_info_plugin,
-    installed_supports_natives,  # noqa: F401  (read by the skipif condition string)
     last_json,
+    needs_natives,
+    pth_site,
     run_child,
 )
 from native_kernels import assert_compiles
 from tritonx.errors import PluginLoadError
 from tritonx.native import check_native
-
-needs_natives = pytest.mark.skipif("not installed_supports_natives()", reason="this Triton has no native plugins")
 
 REPORT = """
     import json, sys
@@ -49,15 +47,7 @@ def _start(tmp_path, code: str, *, cwd=None, timeout: float = 120, pythonpath: s
     shipped line is processed, so that a ``.pth`` installed in the environment (it may be an older
     copy) sees the variable unset at start-up and only the line under test reads it.
     """
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / PTH.name).write_text(PTH.read_text())
-    env = dict(os.environ)
-    for name in ("TRITON_PLUGIN_PATHS", "TRITONX_NATIVE_PLUGINS", "_TRITONX_NATIVE_STATE"):
-        env.pop(name, None)
-    env["PYTHONPATH"] = pythonpath if pythonpath is not None else os.pathsep.join([str(SRC), str(HERE)])
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
-    env.update(env_extra)
+    site, env = pth_site(tmp_path, pythonpath, TRITON_CACHE_DIR=str(tmp_path / "cache"), **env_extra)
     prologue = f"import site; site.addsitedir({str(site)!r})\n"
     if late_plugins is not None:
         prologue = f"import os; os.environ['TRITONX_NATIVE_PLUGINS'] = {late_plugins!r}\n" + prologue

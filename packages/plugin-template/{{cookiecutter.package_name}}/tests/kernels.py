@@ -20,13 +20,18 @@ CONSTEXPRS = {"BLOCK": 256}
 
 
 @triton.jit
+def block(n, BLOCK: tl.constexpr):
+    """This program's ``BLOCK`` offsets and their in-bounds mask (every test kernel is one-dimensional)."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    return offsets, offsets < n
+
+
+@triton.jit
 def square_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """out = x * x + y: two global loads and one `arith.mulf %x, %x`."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
+    offsets, mask = block(n, BLOCK)
     x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x * x + y, mask=mask)
+    tl.store(out_ptr + offsets, x * x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 
 
 def compile_square_add(backend: str) -> Any:
@@ -43,8 +48,7 @@ def capture_square_add(backend: str) -> Any:
 @triton.jit
 def rotate(x_ptr, out_ptr, n, BLOCK: tl.constexpr, BITS: tl.constexpr):
     """out = x rotated left by BITS bits, through the plugin's op."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
+    offsets, mask = block(n, BLOCK)
     x = tl.load(x_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, ops.rotate_left(x, BITS), mask=mask)
 
@@ -62,11 +66,9 @@ def compile_rotate(backend: str, bits: int) -> Any:
 @triton.jit
 def square_op_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """out = square(x) + y, with the square written as the plugin's op (not as x * x)."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
+    offsets, mask = block(n, BLOCK)
     x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, ops.square(x) + y, mask=mask)
+    tl.store(out_ptr + offsets, ops.square(x) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 
 
 def compile_square_op_add(backend: str) -> Any:

@@ -1,6 +1,6 @@
 """``utlx.attention(q, k, v, causal=False, sm_scale=None)``: flash attention forward on Hopper.
 
-The kernel is :mod:`utlx.kernels.hopper_flash_attention` (TLX: a TMA producer, two wgmma consumer
+The kernel is :mod:`utlx.kernels.nvidia.hopper_flash_attention` (TLX: a TMA producer, two wgmma consumer
 warpgroups in pingpong, persistent grid). This module checks the inputs, picks a configuration and
 launches it:
 
@@ -34,7 +34,7 @@ import triton
 from utlx import compat, launch
 from utlx.__about__ import __version__
 from utlx.kernels import grid_dependency
-from utlx.kernels import hopper_flash_attention as fa
+from utlx.kernels.nvidia import hopper_flash_attention as fa
 from utlx.settings import OFF, settings
 
 #: Head dims the kernel supports (one wgmma K of 64 or 128 elements, TMA rows of 128 or 256 bytes).

@@ -27,13 +27,15 @@ from typing import Any
 import triton
 
 from utlx import compat
-from utlx.kernels import amd_pipelined, grid_dependency, hopper_pipelined
-from utlx.kernels import hopper_tma_persistent as tma
-from utlx.kernels import hopper_tma_splitk as splitk
-from utlx.kernels import hopper_tma_streamk as streamk
-from utlx.kernels import hopper_ws_cluster as ws_cluster
-from utlx.kernels import hopper_ws_persistent as ws
-from utlx.kernels import hopper_ws_pingpong as pingpong
+from utlx.kernels import grid_dependency
+from utlx.kernels.amd import amd_pipelined
+from utlx.kernels.nvidia import hopper_pipelined
+from utlx.kernels.nvidia import hopper_tma_persistent as tma
+from utlx.kernels.nvidia import hopper_tma_splitk as splitk
+from utlx.kernels.nvidia import hopper_tma_streamk as streamk
+from utlx.kernels.nvidia import hopper_ws_cluster as ws_cluster
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_pingpong as pingpong
 from utlx.launch import DescriptorCache, DirectLaunch, constexpr_defaults
 from utlx.splitk_workspace import WORKSPACES, WorkspacePool, capturing_fn
 

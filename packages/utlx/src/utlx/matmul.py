@@ -32,13 +32,14 @@ from typing import Any
 
 from utlx import compat, eager, gemm_launch
 from utlx.gemm_launch import GemmLaunch, Problem, layout, tma_ready
-from utlx.kernels import amd_pipelined, hopper_pipelined
-from utlx.kernels import hopper_tma_persistent as tma
-from utlx.kernels import hopper_tma_splitk as splitk
-from utlx.kernels import hopper_tma_streamk as streamk
-from utlx.kernels import hopper_ws_cluster as ws_cluster
-from utlx.kernels import hopper_ws_persistent as ws
-from utlx.kernels import hopper_ws_pingpong as pingpong
+from utlx.kernels.amd import amd_pipelined
+from utlx.kernels.nvidia import hopper_pipelined
+from utlx.kernels.nvidia import hopper_tma_persistent as tma
+from utlx.kernels.nvidia import hopper_tma_splitk as splitk
+from utlx.kernels.nvidia import hopper_tma_streamk as streamk
+from utlx.kernels.nvidia import hopper_ws_cluster as ws_cluster
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_pingpong as pingpong
 from utlx.launch import _pipelines_key_fn
 from utlx.settings import OFF, settings
 from utlx.tuning import CandidateResult, TuneReport, check_budget, select_best
@@ -183,7 +184,7 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
     ring when both operands are row-major. A column-major operand (``a_col``/``b_col``: a transposed
     view) selects the TMA kernels' ``A_COL``/``B_COL`` variants. Everything else gets the register-staged
     kernel, which takes any strides. ``shape`` ``(M, N, K)``: a skinny one (:func:`is_skinny`) adds the
-    narrow-tile TMA configurations and the split-K kernel (:mod:`utlx.kernels.hopper_tma_splitk`).
+    narrow-tile TMA configurations and the split-K kernel (:mod:`utlx.kernels.nvidia.hopper_tma_splitk`).
     """
     if kind != "hopper" or not aligned:
         return fallback_candidates(kind)
@@ -217,9 +218,9 @@ def candidates(kind: str, aligned: bool, elem_bytes: int = 2, smem_limit: int = 
 def for_problem(cands: Sequence[Candidate], M: int, N: int, num_sms: int, K: int | None = None) -> list[Candidate]:
     """Drop candidates that would launch exactly what an earlier one launches (e.g. a persistent grid
     with fewer tiles than SMs is the one-program-per-tile grid), stream-K candidates where the tiles fill
-    whole rounds or not even one (:func:`utlx.kernels.hopper_tma_streamk.useful`: there it is the persistent
+    whole rounds or not even one (:func:`utlx.kernels.nvidia.hopper_tma_streamk.useful`: there it is the persistent
     kernel), and, given ``K``, split-K candidates that cannot pay on this problem
-    (:func:`utlx.kernels.hopper_tma_splitk.useful`)."""
+    (:func:`utlx.kernels.nvidia.hopper_tma_splitk.useful`)."""
     seen: set[tuple] = set()
     out = []
     for cand in cands:

@@ -28,6 +28,20 @@ def _cache_dir(text: str | None) -> str:
     return text if text else tritonx_settings.user_cache_dir("utlx")
 
 
+def _tuning_fields(api: str, unit: str, budget_s: float, when: str) -> tuple[FloatField, ParsedField]:
+    """The two settings every tuned host API (``utlx.matmul``, ``utlx.attention``) has: how long it may tune one
+    ``unit`` (seconds, ``budget_s`` by default, used ``when`` the call names none) and the file of its winners."""
+    name = api.upper()
+    budget = FloatField(
+        f"UTLX_{name}_TUNE_BUDGET_S", budget_s, minimum=0.0,
+        doc=f"seconds `utlx.{api}` may spend tuning one {unit} (when {when}); a tuning cut short by it is "
+            "remembered as partial and tuned again by a later process")
+    cache = ParsedField(
+        f"UTLX_{name}_CACHE", _tuning_cache_file, default=f"`$UTLX_CACHE_DIR/{api}-tuning.json`",
+        doc=f"the file where `utlx.{api}` remembers its tuning winners; `0`/`off`/empty switches the cache off")
+    return budget, cache
+
+
 class UtlxSettings(Settings):
     """The variables utlx reads."""
 
@@ -57,20 +71,8 @@ class UtlxSettings(Settings):
             "(the next call's CTAs are dispatched while the previous kernel drains). Off by default: on the H200 it "
             "was no faster in a plain loop of GEMMs (geomean -0.7% fp16, -1.2% bf16; `docs/benchmarks.md`). "
             "Read when a problem is first planned: earlier plans keep their launch mode")
-    matmul_tune_budget_s = FloatField(
-        "UTLX_MATMUL_TUNE_BUDGET_S", 120.0, minimum=0.0,
-        doc="seconds `utlx.matmul` may spend tuning one shape class (when `tune()` is given no budget); a tuning "
-            "cut short by it is remembered as partial and tuned again by a later process")
-    matmul_cache = ParsedField(
-        "UTLX_MATMUL_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/matmul-tuning.json`",
-        doc="the file where `utlx.matmul` remembers its tuning winners; `0`/`off`/empty switches the cache off")
-    attention_tune_budget_s = FloatField(
-        "UTLX_ATTENTION_TUNE_BUDGET_S", 60.0, minimum=0.0,
-        doc="seconds `utlx.attention` may spend tuning one problem class (when given no budget); a tuning cut "
-            "short by it is remembered as partial and tuned again by a later process")
-    attention_cache = ParsedField(
-        "UTLX_ATTENTION_CACHE", _tuning_cache_file, default="`$UTLX_CACHE_DIR/attention-tuning.json`",
-        doc="the file where `utlx.attention` remembers its tuning winners; `0`/`off`/empty switches the cache off")
+    matmul_tune_budget_s, matmul_cache = _tuning_fields("matmul", "shape class", 120.0, "`tune()` is given no budget")
+    attention_tune_budget_s, attention_cache = _tuning_fields("attention", "problem class", 60.0, "given no budget")
     attention_config = StrField(
         "UTLX_ATTENTION_CONFIG", doc="force one `utlx.attention` configuration by id (skips tuning)")
     cache_dir = ParsedField(

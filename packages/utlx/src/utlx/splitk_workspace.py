@@ -1,6 +1,6 @@
 """Split-K workspaces kept per (device, CUDA stream), zeroed once: no memset on the per-call path.
 
-Why: the split-K kernel (:mod:`utlx.kernels.hopper_tma_splitk`) reduces partial tiles into an fp32
+Why: the split-K kernel (:mod:`utlx.kernels.nvidia.hopper_tma_splitk`) reduces partial tiles into an fp32
 workspace that must be all-zero when a launch starts. Allocating and zeroing one per call
 (``torch.zeros``: an allocation plus a memset launch) cost ~3.5 us of host time per call on the H200,
 which is what separated ``utlx.matmul`` from cuBLAS at 16x8192x8192. The kernel now leaves the workspace

@@ -7,8 +7,8 @@ import re
 
 import pytest
 from _helpers import compile_kernel
-from utlx.kernels import amd_pipelined as ap
-from utlx.kernels import hopper_pipelined as hp
+from utlx.kernels.amd import amd_pipelined as ap
+from utlx.kernels.nvidia import hopper_pipelined as hp
 
 ONES = ("stride_ak", "stride_bn", "stride_cn")
 #: Spill bound stated by the issue: the pipelined AMD GEMM must not spill at all.

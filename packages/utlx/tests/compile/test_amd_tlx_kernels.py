@@ -1,4 +1,4 @@
-"""utlx's own AMD TLX kernels (``utlx.kernels.amd_tlx``) compile for gfx942 and gfx950 to what each op promises.
+"""utlx's own AMD TLX kernels (``utlx.kernels.amd.amd_tlx``) compile for gfx942 and gfx950 to what each op promises.
 
 Checked in the AMDGCN (and TTGIR where the promise is a layout): vectorised buffer loads/stores, direct-to-LDS
 copies on gfx950 (and their staging through registers on gfx942, with the performance warning), MFMA,
@@ -13,7 +13,7 @@ import re
 import warnings
 
 import pytest
-import utlx.kernels.amd_tlx as k
+import utlx.kernels.amd.amd_tlx as k
 from _helpers import compile_kernel
 from utlx import compat
 from utlx.compiler.common.errors import UtlxPerformanceWarning

@@ -18,7 +18,7 @@ import re
 import pytest
 from _helpers import compile_kernel, ptxas_report, spills
 from utlx.attention import CONFIGS, SMEM_LIMIT, Config, all_configs
-from utlx.kernels import hopper_flash_attention as fa
+from utlx.kernels.nvidia import hopper_flash_attention as fa
 
 
 def _compile(cfg: Config, d: int, causal: bool, n_ctx: int, dtype: str = "fp16"):

@@ -23,7 +23,7 @@ import utlx.language as tlx
 from _helpers import compile_kernel, ptxas_report, spills
 from utlx.compiler.common.errors import UtlxCompileError
 from utlx.compiler.nvidia import cluster_ptx
-from utlx.kernels import hopper_ws_cluster as cl
+from utlx.kernels.nvidia import hopper_ws_cluster as cl
 
 MC = "\tmov.u32 %r12, %r10; // utlx-cluster:multicast"
 RA = "\tmov.u32 %r13, %r11; // utlx-cluster:remote_arrive"

@@ -14,10 +14,10 @@ import re
 
 import pytest
 from _helpers import compile_kernel
-from utlx.kernels import hopper_tma_persistent as tp
-from utlx.kernels import hopper_tma_streamk as sk
-from utlx.kernels import hopper_ws_persistent as ws
-from utlx.kernels import hopper_ws_pingpong as pp
+from utlx.kernels.nvidia import hopper_tma_persistent as tp
+from utlx.kernels.nvidia import hopper_tma_streamk as sk
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_pingpong as pp
 
 m = importlib.import_module("utlx.matmul")
 LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]

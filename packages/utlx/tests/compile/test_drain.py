@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
-from utlx.kernels import hopper_pipelined as hp
+from utlx.kernels.nvidia import hopper_pipelined as hp
 
 ONES = ("stride_ak", "stride_bn", "stride_cn")
 

@@ -15,8 +15,8 @@ import re
 
 import pytest
 from _helpers import compile_kernel, ptxas_report, registers, spills
-from utlx.kernels import hopper_tma_persistent as tp
-from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_tma_persistent as tp
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
 
 m = importlib.import_module("utlx.matmul")
 

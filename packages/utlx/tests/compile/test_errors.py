@@ -84,6 +84,15 @@ def _points_at(text: str, fn, line: str) -> None:
     assert "LLVM" not in text and "MLIR" not in text and "failed to legalize" not in text
 
 
+def _expect_error(fn, signature: dict[str, str], constexprs: dict, line: str, *messages: str,
+                  target: str = "cuda:90") -> None:
+    """Compiling ``fn`` fails at trace time with every one of ``messages`` in the error, which points at ``line``."""
+    text = _error(fn, signature, constexprs, target)
+    for message in messages:
+        assert message in text, text
+    _points_at(text, fn, line)
+
+
 @pytest.mark.parametrize("target", BOTH)
 def test_local_store_shape_mismatch(target):
     text = _error(store_kernel, {"x_ptr": "*fp16"}, {"R": 32, "C": 64, "DT": tl.float16}, target)
@@ -94,17 +103,15 @@ def test_local_store_shape_mismatch(target):
 
 @pytest.mark.parametrize("target", BOTH)
 def test_local_store_dtype_mismatch(target):
-    text = _error(store_kernel, {"x_ptr": "*fp16"}, {"R": 32, "C": 32, "DT": tl.float32}, target)
-    assert "utlx.local_store: dtype mismatch: tensor fp32 vs buffer fp16" in text
-    assert "x.to(tl.float16)" in text
-    _points_at(text, store_kernel, "tlx.local_store(tlx.local_view(bufs, 0), x)")
+    _expect_error(store_kernel, {"x_ptr": "*fp16"}, {"R": 32, "C": 32, "DT": tl.float32},
+                  "tlx.local_store(tlx.local_view(bufs, 0), x)",
+                  "utlx.local_store: dtype mismatch: tensor fp32 vs buffer fp16", "x.to(tl.float16)", target=target)
 
 
 def test_async_load_dtype_mismatch():
-    text = _error(async_load_kernel, {"x_ptr": "*fp32", "n": "i32"}, {})
-    assert "utlx.async_load: dtype mismatch: pointers to fp32 vs buffer fp16" in text
-    assert "tlx.dtype_of(ptr)" in text
-    _points_at(text, async_load_kernel, "tlx.async_load(x_ptr + offs[:, None] * 32")
+    _expect_error(async_load_kernel, {"x_ptr": "*fp32", "n": "i32"}, {},
+                  "tlx.async_load(x_ptr + offs[:, None] * 32",
+                  "utlx.async_load: dtype mismatch: pointers to fp32 vs buffer fp16", "tlx.dtype_of(ptr)")
 
 
 def test_async_load_wait_group_runtime_count():
@@ -115,44 +122,41 @@ def test_async_load_wait_group_runtime_count():
 
 
 def test_async_load_wait_group_negative_count():
-    text = _error(wait_group_kernel, {"x_ptr": "*fp16"}, {"N": -1})
-    assert "utlx.async_load_wait_group: 'pendings' is -1" in text
-    assert "NUM_STAGES >= 2" in text
-    _points_at(text, wait_group_kernel, "tlx.async_load_wait_group(N)")
+    _expect_error(wait_group_kernel, {"x_ptr": "*fp16"}, {"N": -1},
+                  "tlx.async_load_wait_group(N)", "utlx.async_load_wait_group: 'pendings' is -1", "NUM_STAGES >= 2")
 
 
 def test_async_dot_inner_dimensions_differ():
-    text = _error(async_dot_kernel, {"x_ptr": "*fp16"}, {"K2": 64, "ACC_N": 64, "W": 0})
-    assert "utlx.async_dot: shape mismatch: A is 64x32 but B is 64x64 (inner dimensions differ)" in text
-    _points_at(text, async_dot_kernel, "acc = tlx.async_dot(tlx.local_view(a, 0)")
+    _expect_error(async_dot_kernel, {"x_ptr": "*fp16"}, {"K2": 64, "ACC_N": 64, "W": 0},
+                  "acc = tlx.async_dot(tlx.local_view(a, 0)",
+                  "utlx.async_dot: shape mismatch: A is 64x32 but B is 64x64 (inner dimensions differ)")
 
 
 def test_async_dot_accumulator_of_wrong_shape():
-    text = _error(async_dot_kernel, {"x_ptr": "*fp16"}, {"K2": 32, "ACC_N": 32, "W": 0})
-    assert "utlx.async_dot: acc must be a 64x64 tensor (A is 64x32, B is 32x64), got 64x32" in text
-    assert "tl.zeros((64, 64), tl.float32)" in text
-    _points_at(text, async_dot_kernel, "acc = tlx.async_dot(tlx.local_view(a, 0)")
+    _expect_error(async_dot_kernel, {"x_ptr": "*fp16"}, {"K2": 32, "ACC_N": 32, "W": 0},
+                  "acc = tlx.async_dot(tlx.local_view(a, 0)",
+                  "utlx.async_dot: acc must be a 64x64 tensor (A is 64x32, B is 32x64), got 64x32",
+                  "tl.zeros((64, 64), tl.float32)")
 
 
 def test_async_dot_wait_negative_count():
-    text = _error(async_dot_kernel, {"x_ptr": "*fp16"}, {"K2": 32, "ACC_N": 64, "W": -1})
-    assert "utlx.async_dot_wait: 'pendings' must be a compile-time int >= 0, got -1" in text
-    _points_at(text, async_dot_kernel, "acc = tlx.async_dot_wait(W, acc)")
+    _expect_error(async_dot_kernel, {"x_ptr": "*fp16"}, {"K2": 32, "ACC_N": 64, "W": -1},
+                  "acc = tlx.async_dot_wait(W, acc)",
+                  "utlx.async_dot_wait: 'pendings' must be a compile-time int >= 0, got -1")
 
 
 @pytest.mark.parametrize("target", BOTH)
 def test_local_view_constant_index_out_of_range(target):
-    text = _error(view_kernel, {"x_ptr": "*fp16"}, {"IDX": 2, "NUM": 2}, target)
-    assert "utlx.local_view: buffer index 2 is out of range for 2 buffers" in text
-    assert "valid indices are 0..1" in text
-    _points_at(text, view_kernel, "tlx.local_view(bufs, IDX)")
+    _expect_error(view_kernel, {"x_ptr": "*fp16"}, {"IDX": 2, "NUM": 2},
+                  "tlx.local_view(bufs, IDX)", "utlx.local_view: buffer index 2 is out of range for 2 buffers",
+                  "valid indices are 0..1", target=target)
 
 
 @pytest.mark.parametrize("target", BOTH)
 def test_local_alloc_zero_buffers(target):
-    text = _error(view_kernel, {"x_ptr": "*fp16"}, {"IDX": 0, "NUM": 0}, target)
-    assert "utlx.local_alloc: 'num' must be a compile-time int >= 1, got 0" in text
-    _points_at(text, view_kernel, "bufs = tlx.local_alloc((32, 32), tl.float16, NUM)")
+    _expect_error(view_kernel, {"x_ptr": "*fp16"}, {"IDX": 0, "NUM": 0},
+                  "bufs = tlx.local_alloc((32, 32), tl.float16, NUM)",
+                  "utlx.local_alloc: 'num' must be a compile-time int >= 1, got 0", target=target)
 
 
 @pytest.mark.parametrize("target", BOTH)
@@ -166,6 +170,7 @@ def test_local_alloc_runtime_shape(target):
 
 @pytest.mark.parametrize("target", BOTH)
 def test_local_slice_out_of_bounds(target):
-    text = _error(slice_kernel, {"x_ptr": "*fp16"}, {"OFF": 48, "W": 32}, target)
-    assert "utlx.local_slice: slice offset [0, 48] + shape [32, 32] exceeds the buffer shape [32, 64]" in text
-    _points_at(text, slice_kernel, "tlx.local_slice(tlx.local_view(bufs, 0), [0, OFF], [32, W])")
+    _expect_error(slice_kernel, {"x_ptr": "*fp16"}, {"OFF": 48, "W": 32},
+                  "tlx.local_slice(tlx.local_view(bufs, 0), [0, OFF], [32, W])",
+                  "utlx.local_slice: slice offset [0, 48] + shape [32, 32] exceeds the buffer shape [32, 64]",
+                  target=target)

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 from utlx import compat, gemm_launch, launch  # noqa: E402
 from utlx.gemm_launch import GemmLaunch, Problem  # noqa: E402
-from utlx.kernels import hopper_pipelined  # noqa: E402
+from utlx.kernels.nvidia import hopper_pipelined  # noqa: E402
 
 CONSTS = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "NUM_STAGES": 3}
 POINTER_ARGS = list(hopper_pipelined.matmul_kernel_pipelined_hopper.arg_names)

@@ -19,7 +19,8 @@ import warnings  # noqa: E402
 
 import triton  # noqa: E402
 from utlx.compiler.common.errors import UtlxPerformanceWarning  # noqa: E402
-from utlx.kernels import amd_pipelined, hopper_pipelined  # noqa: E402
+from utlx.kernels.amd import amd_pipelined  # noqa: E402
+from utlx.kernels.nvidia import hopper_pipelined  # noqa: E402
 
 # N and K stay multiples of 8 (16-byte rows); M, N, K are ragged w.r.t. the tiles.
 SHAPES = [(256, 256, 256), (512, 384, 1024), (300, 200, 136), (129, 264, 72), (1000, 1032, 520), (64, 64, 8)]
@@ -127,7 +128,7 @@ def test_utlx_matmul(shape):
 def test_hopper_tma_persistent(shape, config):
     if not _is_hopper():
         pytest.skip("TMA + wgmma kernel needs sm_90")
-    from utlx.kernels import hopper_tma_persistent
+    from utlx.kernels.nvidia import hopper_tma_persistent
 
     M, N, K = shape
     a, b = _inputs(M, N, K, seed=3 + K)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 from _helpers import compile_kernel
-from utlx.kernels import hopper_pipelined as hp
+from utlx.kernels.nvidia import hopper_pipelined as hp
 
 ONES = ("stride_ak", "stride_bn", "stride_cn")
 

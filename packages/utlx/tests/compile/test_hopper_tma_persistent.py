@@ -6,7 +6,7 @@ import re
 
 import pytest
 from _helpers import compile_kernel
-from utlx.kernels import hopper_tma_persistent as tp
+from utlx.kernels.nvidia import hopper_tma_persistent as tp
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 from _helpers import compile_kernel, ptxas_report, spills
-from utlx.kernels import hopper_tma_persistent as tp
-from utlx.kernels import hopper_tma_splitk as sk
+from utlx.kernels.nvidia import hopper_tma_persistent as tp
+from utlx.kernels.nvidia import hopper_tma_splitk as sk
 
 m = importlib.import_module("utlx.matmul")
 

@@ -12,7 +12,7 @@ pytest.importorskip("hypothesis", reason="property tests need hypothesis (the de
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from utlx.kernels import hopper_tma_streamk as sk
+from utlx.kernels.nvidia import hopper_tma_streamk as sk
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,9 +9,9 @@ import re
 
 import pytest
 from _helpers import compile_kernel, ptxas_report, spills
-from utlx.kernels import hopper_tma_persistent as tp
-from utlx.kernels import hopper_ws_persistent as ws
-from utlx.kernels import hopper_ws_streamk as wsk
+from utlx.kernels.nvidia import hopper_tma_persistent as tp
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_streamk as wsk
 
 
 def _bars(ptx: str) -> set[str]:

@@ -13,11 +13,11 @@ import json
 import pytest
 from _helpers import compile_kernel, ptxas_report, spills
 from utlx.compat import TRITON_VERSION_STR
-from utlx.kernels import hopper_pipelined as hp
-from utlx.kernels import hopper_tma_persistent as tp
-from utlx.kernels import hopper_tma_streamk as sk
-from utlx.kernels import hopper_ws_persistent as ws
-from utlx.kernels import hopper_ws_pingpong as pp
+from utlx.kernels.nvidia import hopper_pipelined as hp
+from utlx.kernels.nvidia import hopper_tma_persistent as tp
+from utlx.kernels.nvidia import hopper_tma_streamk as sk
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_pingpong as pp
 
 m = importlib.import_module("utlx.matmul")  # ``utlx.matmul`` the attribute is the function
 
@@ -57,7 +57,7 @@ def test_unaligned_or_not_hopper_falls_back_to_register_staged(kind, aligned):
     assert cands and {c.family for c in cands} == {"register_staged"}
     if kind == "amd":
         assert [c.config for c in cands] == [const for const, _ in __import__(
-            "utlx.kernels.amd_pipelined", fromlist=["CONFIGS"]).CONFIGS]
+            "utlx.kernels.amd.amd_pipelined", fromlist=["CONFIGS"]).CONFIGS]
 
 
 def test_grid_modes_and_dedup():

@@ -17,8 +17,8 @@ import triton
 import triton.language as tl
 from _helpers import compile_kernel
 from utlx.compiler.nvidia import retire
-from utlx.kernels import hopper_pipelined as hp
-from utlx.kernels import hopper_tma_splitk as sk
+from utlx.kernels.nvidia import hopper_pipelined as hp
+from utlx.kernels.nvidia import hopper_tma_splitk as sk
 
 #: The configuration that failed on the GPU (two warpgroups, BK=128).
 FAILED = next((c, nw) for c, nw in sk.CONFIGS

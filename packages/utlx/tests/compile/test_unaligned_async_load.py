@@ -15,7 +15,7 @@ import pytest
 from _helpers import compile_kernel
 from utlx.compiler.common.errors import UtlxPerformanceWarning
 from utlx.compiler.nvidia import copy_width
-from utlx.kernels import hopper_pipelined as hp
+from utlx.kernels.nvidia import hopper_pipelined as hp
 
 ONES = ("stride_ak", "stride_bn", "stride_cn")
 ROW_STRIDES = ("stride_am", "stride_bk", "stride_cm")

@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
-from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
 
 
 def _compile_config(i: int):
@@ -181,7 +181,7 @@ _INTERP = """
 import sys
 sys.path.insert(0, {host!r})
 from utlx_interp_host import check_against_fp32, make_inputs
-from utlx.kernels import hopper_ws_persistent as ws
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
 cfg = (dict(BLOCK_SIZE_M=64, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2, NUM_STAGES=2), 4)
 for m, n, k in [(96, 80, 160), (130, 48, 32), (64, 64, 208)]:
     a, b, c = make_inputs(m, n, k, seed=m)

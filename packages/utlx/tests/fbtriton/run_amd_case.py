@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -98,19 +97,9 @@ def _subprocess(case_id: str, timeout: float, cache: str) -> dict:
     import amd_cases
 
     env = dict(os.environ, TRITON_CACHE_DIR=cache, **amd_cases.BY_ID[case_id].env)
-    try:
-        out = subprocess.run([sys.executable, str(Path(__file__).resolve()), case_id], capture_output=True, text=True,
-                             timeout=timeout, env=env, check=False)
-    except subprocess.TimeoutExpired:
-        return {"case": case_id, "ok": False, "first_error": f"Timeout: no result within {timeout:.0f} s"}
-    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
-    if not lines:
-        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        return {"case": case_id, "ok": False, "first_error": f"Crash: exit {out.returncode}: {tail[0][:300]}",
-                "stderr": out.stderr[-4000:]}
-    result = json.loads(lines[-1][len("RESULT "):])
-    result["stderr"] = out.stderr[-4000:]
-    return result
+    from case_subprocess import run_case_script
+
+    return run_case_script([sys.executable, str(Path(__file__).resolve()), case_id], case_id, timeout, env)
 
 
 def run_in_subprocess(case_id: str, timeout: float = 900.0, cache: str | None = None) -> dict:

@@ -23,6 +23,7 @@ import fbtriton_checkout
 import pytest
 import run_amd_case
 from expected import KnownFirstError
+from tutorial_sources import tutorials_or_skip
 from utlx import compat
 
 MINOR = "{}.{}".format(*compat.TRITON_VERSION[:2])
@@ -31,10 +32,7 @@ EXPECTED = expected_amd.table(MINOR)
 
 @pytest.fixture(scope="module")
 def tutorials() -> Path:
-    found = fbtriton_checkout.tutorials_dir()
-    if found is None:
-        pytest.skip(fbtriton_checkout.unavailable_reason())
-    return found
+    return tutorials_or_skip(fbtriton_checkout)
 
 
 def _params() -> list:

@@ -80,7 +80,7 @@ def _acc_regs(rows: int, cols: int, warps: int) -> int:
 
 
 def pipelined_tiles() -> list[Tile]:
-    """cp.async ring + async wgmma (``utlx.kernels.hopper_pipelined`` and the hand-written twin)."""
+    """cp.async ring + async wgmma (``utlx.kernels.nvidia.hopper_pipelined`` and the hand-written twin)."""
     return [t for t in _grid() if t.stages * (t.bm + t.bn) * t.bk * 2 <= SMEM_LIMIT
             and _acc_regs(t.bm, t.bn, t.warps) <= MAX_ACC_REGS]
 
@@ -93,16 +93,16 @@ def register_staged_tiles() -> list[Tile]:
 
 
 def tma_tiles() -> list[Tile]:
-    """Persistent TMA + wgmma (``utlx.kernels.hopper_tma_persistent``): ring plus the C staging tile."""
-    from utlx.kernels import hopper_tma_persistent as tma
+    """Persistent TMA + wgmma (``utlx.kernels.nvidia.hopper_tma_persistent``): ring plus the C staging tile."""
+    from utlx.kernels.nvidia import hopper_tma_persistent as tma
 
     return [t for t in _grid() if tma.fits(t.constexprs()) and _acc_regs(t.bm, t.bn, t.warps) <= MAX_ACC_REGS]
 
 
 def streamk_tiles() -> list[Tile]:
-    """Stream-K hybrid (``utlx.kernels.hopper_tma_streamk``): the persistent kernel's tiles (its ring and C
+    """Stream-K hybrid (``utlx.kernels.nvidia.hopper_tma_streamk``): the persistent kernel's tiles (its ring and C
     staging, plus the arrival counter's scratch)."""
-    from utlx.kernels import hopper_tma_streamk as sk
+    from utlx.kernels.nvidia import hopper_tma_streamk as sk
 
     return [t for t in _grid() if sk.fits(dict(t.constexprs(), MIN_SHARE=sk.CONFIGS[0][0]["MIN_SHARE"]))
             and _acc_regs(t.bm, t.bn, t.warps) <= MAX_ACC_REGS]
@@ -113,7 +113,7 @@ def ws_tiles() -> list[Tile]:
 
     Its design fixes the warps (the default task is one consumer warpgroup), so only ``warps == 4``.
     """
-    from utlx.kernels import hopper_ws_persistent as ws
+    from utlx.kernels.nvidia import hopper_ws_persistent as ws
 
     return [t for t in _grid() if t.warps == 4 and t.bm >= 128 and ws.smem_bytes(t.constexprs()) <= SMEM_LIMIT
             and _acc_regs(t.bm // 2, t.bn, 4) <= MAX_ACC_REGS]
@@ -122,7 +122,7 @@ def ws_tiles() -> list[Tile]:
 def pingpong_tiles() -> list[Tile]:
     """Warp-specialized pingpong GEMM: two 4-warp consumers, each with a whole ``bm x bn`` accumulator of its
     own (every other tile), and a TMA producer: ``warps == 4`` and a one-warpgroup register budget."""
-    from utlx.kernels import hopper_ws_pingpong as pp
+    from utlx.kernels.nvidia import hopper_ws_pingpong as pp
 
     return [t for t in _grid() if t.warps == 4 and pp.smem_bytes(t.constexprs()) <= SMEM_LIMIT
             and _acc_regs(t.bm, t.bn, 4) <= MAX_ACC_REGS]
@@ -166,13 +166,13 @@ def _launch_pointer_kernel(kernel: Any, tile: Tile, a: Any, b: Any, c: Any, warm
 
 
 def launch_hopper_pipelined(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
-    from utlx.kernels import hopper_pipelined
+    from utlx.kernels.nvidia import hopper_pipelined
 
     _launch_pointer_kernel(hopper_pipelined.matmul_kernel_pipelined_hopper, tile, a, b, c, warmup)
 
 
 def launch_register_staged(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
-    from utlx.kernels import amd_pipelined
+    from utlx.kernels.amd import amd_pipelined
 
     _launch_pointer_kernel(amd_pipelined.matmul_kernel_pipelined_amd, tile, a, b, c, warmup)
 
@@ -226,7 +226,7 @@ def _num_sms(a: Any) -> int:
 
 
 def launch_tma_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
-    from utlx.kernels import hopper_tma_persistent as tma
+    from utlx.kernels.nvidia import hopper_tma_persistent as tma
 
     M, K = a.shape
     N = b.shape[1]
@@ -244,7 +244,7 @@ def launch_tma_streamk(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False)
     zeroed workspace per launch (the caching allocator keeps it alive in stream order)."""
     import torch
     from utlx import compat
-    from utlx.kernels import hopper_tma_streamk as sk
+    from utlx.kernels.nvidia import hopper_tma_streamk as sk
 
     M, K = a.shape
     N = b.shape[1]
@@ -260,7 +260,7 @@ def launch_tma_streamk(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False)
 
 def launch_ws_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
     import triton
-    from utlx.kernels import hopper_ws_persistent as ws
+    from utlx.kernels.nvidia import hopper_ws_persistent as ws
 
     M, K = a.shape
     N = b.shape[1]
@@ -272,7 +272,7 @@ def launch_ws_persistent(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = Fals
 
 
 def launch_ws_pingpong(tile: Tile, a: Any, b: Any, c: Any, warmup: bool = False) -> None:
-    from utlx.kernels import hopper_ws_pingpong as pp
+    from utlx.kernels.nvidia import hopper_ws_pingpong as pp
 
     M, K = a.shape
     N = b.shape[1]

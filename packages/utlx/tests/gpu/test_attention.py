@@ -7,14 +7,12 @@ fresh random data (a race shows as an error that moves between runs) into a NaN-
 
 from __future__ import annotations
 
-import os
-import time
-
 import pytest
 
 pytestmark = pytest.mark.gpu
 
 from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+from gpu_shared import precompile  # noqa: E402
 
 if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
     pytest.skip("utlx.attention needs sm_90 (wgmma, TMA, warp specialization)", allow_module_level=True)
@@ -28,17 +26,7 @@ CASES = C.cases()
 
 @pytest.fixture(scope="module", autouse=True)
 def precompiled():
-    import concurrent.futures as cf
-    import multiprocessing as mp
-
-    workers = max(1, min(14, (os.cpu_count() or 2) - 2))
-    chunks = [CASES[i::workers] for i in range(workers)]
-    start = time.perf_counter()
-    with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-        errors = [e for part in pool.map(C.warm_chunk, chunks) for e in part]
-    print(f"\n[attention] {len(CASES)} cases precompiled by {workers} workers in {time.perf_counter() - start:.0f} s; "
-          f"{len(errors)} errors" + "".join(f"\n  {e}" for e in errors))
-    yield errors
+    yield precompile("attention", CASES, C.warm_chunk)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[C.case_id(c) for c in CASES])

@@ -11,7 +11,6 @@ cache), because compiling ~500 specializations one by one would dominate the run
 from __future__ import annotations
 
 import os
-import time
 import warnings
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+from gpu_shared import precompile  # noqa: E402
 
 if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
     pytest.skip("the sweep's kernels need sm_90 (wgmma, TMA, cp.async)", allow_module_level=True)
@@ -31,17 +31,7 @@ CASES = G.cases(full=FULL)
 
 @pytest.fixture(scope="module", autouse=True)
 def precompiled():
-    import concurrent.futures as cf
-    import multiprocessing as mp
-
-    workers = max(1, min(14, (os.cpu_count() or 2) - 2))
-    chunks = [CASES[i::workers] for i in range(workers)]
-    start = time.perf_counter()
-    with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-        errors = [e for part in pool.map(G.warm_chunk, chunks) for e in part]
-    print(f"\n[sweep] {len(CASES)} cases precompiled by {workers} workers in {time.perf_counter() - start:.0f} s; "
-          f"{len(errors)} compile errors")
-    yield errors
+    yield precompile("sweep", CASES, G.warm_chunk)
 
 
 @pytest.mark.parametrize(("style", "tile", "dtype"), CASES, ids=[f"{s}-{t.name}-{d}" for s, t, d in CASES])

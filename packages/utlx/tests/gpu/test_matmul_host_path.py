@@ -14,25 +14,20 @@ import importlib
 
 import pytest
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("private_matmul_tuning")]
 
 import utlx  # noqa: E402
 from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+from gpu_shared import HOPPER, capture_matmul, check_hot_calls_do_not_synchronize, check_replays  # noqa: E402
+from gpu_shared import check_matmul as check  # noqa: E402
 from utlx.gemm_launch import Problem  # noqa: E402
 
 m = importlib.import_module("utlx.matmul")
-HOPPER = not getattr(torch.version, "hip", None) and torch.cuda.get_device_capability()[0] == 9
 DTYPES = [torch.float16, torch.bfloat16]
 LAYOUTS = ["rr", "rc", "cr", "cc"]  # A row/col-major, B row/col-major
 # ragged w.r.t. every tile; (100, 383, 77): no 16-byte row at all; (129, 272, 80): M odd (a column-major
 # A has 258-byte columns, which TMA cannot address: copied)
 SHAPES = [(256, 256, 256), (300, 208, 136), (129, 272, 80), (1000, 1040, 528), (64, 64, 16), (100, 383, 77)]
-
-
-@pytest.fixture(autouse=True)
-def quick_private_tuning(monkeypatch, tmp_path):
-    monkeypatch.setenv("UTLX_MATMUL_TUNE_BUDGET_S", "0")
-    monkeypatch.setenv("UTLX_MATMUL_CACHE", str(tmp_path / "tuning.json"))
 
 
 def operands(M, N, K, dtype, layout, seed):
@@ -45,16 +40,6 @@ def operands(M, N, K, dtype, layout, seed):
     if layout[1] == "c":
         b = b.T.contiguous().T
     return a, b
-
-
-def check(c, a, b):
-    ref = a.float() @ b.float()
-    assert c.shape == ref.shape and c.dtype == a.dtype
-    assert c.stride() == (ref.shape[1], 1)  # a fresh row-major output, whatever the operand layouts
-    err = (c.float() - ref).abs().max().item()
-    scale = ref.abs().max().item() + 1e-6
-    tol = (2e-2 if a.dtype == torch.bfloat16 else 1e-2) * scale + 1e-2
-    assert err <= tol, f"max abs error {err:.4g} > {tol:.4g} (reference max {scale:.4g})"
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -116,14 +101,7 @@ def test_reused_addresses_with_new_data():
 def test_hot_path_does_not_synchronize():
     a, b = operands(512, 512, 512, torch.bfloat16, "rr", seed=20)
     utlx.matmul(a, b)  # tune and plan outside the guarded region
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        outs = [utlx.matmul(a, b) for _ in range(5)]
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    for c in outs:
-        check(c, a, b)
+    check_hot_calls_do_not_synchronize(a, b)
 
 
 @pytest.mark.parametrize("layout", ["rr", "rc"])
@@ -131,21 +109,8 @@ def test_cuda_graph_capture_and_replay(layout):
     M, N, K = 384, 640, 256
     a, b = operands(M, N, K, torch.float16, layout, seed=30)
     check(utlx.matmul(a, b), a, b)  # tuned and planned before capture, as torch requires for cuBLAS too
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        utlx.matmul(a, b)  # warm-up on the side stream
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        c = utlx.matmul(a, b)
-    for seed in (31, 32):
-        a_new, b_new = operands(M, N, K, torch.float16, layout, seed=seed)
-        a.copy_(a_new)
-        b.copy_(b_new)
-        graph.replay()
-        torch.cuda.synchronize()
-        check(c, a_new, b_new)
+    graph, c = capture_matmul(a, b)
+    check_replays(graph, c, a, b, (operands(M, N, K, torch.float16, layout, seed=seed) for seed in (31, 32)))
 
 
 def test_capturing_an_untuned_problem_is_a_clear_error():

@@ -12,14 +12,15 @@ import importlib
 
 import pytest
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("private_matmul_tuning")]
 
 import utlx  # noqa: E402
 from gpu_env import torch  # noqa: E402  (skips this module on a machine without a GPU)
+from gpu_shared import HOPPER, capture_matmul, check_hot_calls_do_not_synchronize, check_replays  # noqa: E402
+from gpu_shared import check_matmul as check  # noqa: E402
 from utlx.gemm_launch import Problem, SplitKLaunch  # noqa: E402
 
 m = importlib.import_module("utlx.matmul")
-HOPPER = not getattr(torch.version, "hip", None) and torch.cuda.get_device_capability()[0] == 9
 if not HOPPER:  # pragma: no cover
     pytest.skip("the skinny-problem kernels are Hopper TMA/wgmma kernels", allow_module_level=True)
 
@@ -29,12 +30,6 @@ SHAPES = [(16, 8192, 8192), (128, 8192, 8192), (512, 8192, 8192), (17, 8200, 410
 NUM_SMS = torch.cuda.get_device_properties(0).multi_processor_count
 
 
-@pytest.fixture(autouse=True)
-def private_tuning(monkeypatch, tmp_path):
-    monkeypatch.setenv("UTLX_MATMUL_TUNE_BUDGET_S", "0")
-    monkeypatch.setenv("UTLX_MATMUL_CACHE", str(tmp_path / "tuning.json"))
-
-
 def operands(M, N, K, dtype, b_col, seed):
     """A [M, K] and B [K, N] with fresh random values; ``b_col``: B is ``w.T`` for a row-major ``w [N, K]``."""
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -42,15 +37,6 @@ def operands(M, N, K, dtype, b_col, seed):
     if b_col:
         return a, torch.randn(N, K, device="cuda", dtype=dtype, generator=g).T
     return a, torch.randn(K, N, device="cuda", dtype=dtype, generator=g)
-
-
-def check(c, a, b, label=""):
-    ref = a.float() @ b.float()
-    assert c.shape == ref.shape and c.dtype == a.dtype and c.stride() == (ref.shape[1], 1)
-    err = (c.float() - ref).abs().max().item()
-    scale = ref.abs().max().item() + 1e-6
-    tol = (2e-2 if a.dtype == torch.bfloat16 else 1e-2) * scale + 1e-2
-    assert err <= tol, f"{label}: max abs error {err:.4g} > {tol:.4g} (reference max {scale:.4g})"
 
 
 def skinny_candidates(b_col):
@@ -111,14 +97,7 @@ def test_matmul_runs_a_split_k_plan_without_host_syncs(dtype, b_col):
     assert m.report_for(a, b).winner.id == cand.id
     plan = m._PLANS[m.plan_key(a, b)]
     assert isinstance(plan, SplitKLaunch) and plan.direct is not None and plan.direct.call is not None
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        outs = [utlx.matmul(a, b) for _ in range(5)]
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    for c in outs:
-        check(c, a, b)
+    check_hot_calls_do_not_synchronize(a, b)
     for seed in (11, 12):  # fresh data on the hot path: no sums carried over from an earlier call
         a2, b2 = operands(M, N, K, dtype, b_col, seed=seed)
         check(utlx.matmul(a2, b2), a2, b2)
@@ -131,21 +110,9 @@ def test_cuda_graph_capture_and_replay_of_a_split_k_plan(b_col):
     _pin_split_k(a, b)
     check(utlx.matmul(a, b), a, b)
     assert isinstance(m._PLANS[m.plan_key(a, b)], SplitKLaunch)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        utlx.matmul(a, b)  # warm-up on the side stream
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        c = utlx.matmul(a, b)
-    for seed in (21, 22, 23):  # every replay zeroes its workspace again: no sums carried over
-        a_new, b_new = operands(M, N, K, torch.bfloat16, b_col, seed=seed)
-        a.copy_(a_new)
-        b.copy_(b_new)
-        graph.replay()
-        torch.cuda.synchronize()
-        check(c, a_new, b_new)
+    graph, c = capture_matmul(a, b)
+    # every replay zeroes its workspace again: no sums carried over
+    check_replays(graph, c, a, b, (operands(M, N, K, torch.bfloat16, b_col, seed=seed) for seed in (21, 22, 23)))
 
 
 def test_split_k_under_launch_hooks():
@@ -164,7 +131,7 @@ def test_split_k_under_launch_hooks():
 # ------------------------------------------------------------------------------------------------------
 # The self-cleaning workspace: the kernel leaves it zeroed, utlx.matmul keeps one per (device, stream).
 
-from utlx.kernels import hopper_tma_splitk as splitk  # noqa: E402
+from utlx.kernels.nvidia import hopper_tma_splitk as splitk  # noqa: E402
 from utlx.splitk_workspace import WORKSPACES  # noqa: E402
 
 

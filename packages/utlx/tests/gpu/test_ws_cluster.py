@@ -22,7 +22,7 @@ if torch.cuda.get_device_capability()[0] != 9:  # pragma: no cover
     pytest.skip("clusters with multicast TMA: this kernel is built for sm_90", allow_module_level=True)
 
 from utlx.gemm_launch import Problem  # noqa: E402
-from utlx.kernels import hopper_ws_cluster as cl  # noqa: E402
+from utlx.kernels.nvidia import hopper_ws_cluster as cl  # noqa: E402
 from utlx.matmul import Candidate  # noqa: E402
 
 SHAPES = [

@@ -1,4 +1,4 @@
-"""utlx's own AMD TLX kernels (``utlx.kernels.amd_tlx``) compute the right values under ``TRITON_INTERPRET=1``.
+"""utlx's own AMD TLX kernels (``utlx.kernels.amd.amd_tlx``) compute the right values under ``TRITON_INTERPRET=1``.
 
 Each result is checked against a float32 reference on fresh random data, with ragged M/N/K where the kernel
 masks (tiles that straddle the edges). The GEMMs run in fp16 and bf16 (bf16 ``tl.dot`` is right under the
@@ -13,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 import utlx as tlx
-import utlx.kernels.amd_tlx as k
+import utlx.kernels.amd.amd_tlx as k
 from utlx import compat
 
 DTYPES = [torch.float16, torch.bfloat16]

@@ -30,11 +30,15 @@ def test_hopper_pipelined_gemm_bf16_deeper_ring():
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_amd_register_staged_gemm_matches_reference(shape):
+    """The packaged register-staged AMD kernel (global -> registers -> shared, ``tl.dot``) on ragged shapes."""
+    from utlx.kernels.amd.amd_pipelined import matmul_kernel_pipelined_amd
+
     a, b, c = make_inputs(*shape, seed=1)
     m, k = a.shape
     n = b.shape[1]
-    K.amd_register_staged_gemm[grid_for(m, n, 32, 32)](
-        a, b, c, m, n, k, *a.stride(), *b.stride(), *c.stride(), BM=32, BN=32, BK=32, STAGES=3
+    matmul_kernel_pipelined_amd[grid_for(m, n, 32, 32)](
+        a, b, c, m, n, k, *a.stride(), *b.stride(), *c.stride(),
+        BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2, NUM_STAGES=3,
     )
     check_against_fp32(c, a, b)
 

@@ -10,13 +10,18 @@ from utlx_interp_host import check_against_fp32, make_inputs
 
 kernels = pytest.importorskip("utlx.kernels")
 
+
+def _kernel_module(name: str):
+    """``utlx.kernels.<vendor>.<name>``: ``amd_*`` kernels under ``amd``, ``hopper_*`` under ``nvidia``."""
+    return pytest.importorskip(f"utlx.kernels.{'amd' if name.startswith('amd_') else 'nvidia'}.{name}")
+
 _CONSTS = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2, NUM_STAGES=3)
 
 
 @pytest.mark.parametrize(("module", "kernel"), [("amd_pipelined", "matmul_kernel_pipelined_amd"),
                                                 ("hopper_pipelined", "matmul_kernel_pipelined_hopper")])
 def test_pointer_gemm_kernels(module, kernel):
-    fn = getattr(pytest.importorskip(f"utlx.kernels.{module}"), kernel)
+    fn = getattr(_kernel_module(module), kernel)
     params = inspect.signature(fn.fn).parameters
     a, b, c = make_inputs(96, 80, 160)
     m, k = a.shape
@@ -28,7 +33,7 @@ def test_pointer_gemm_kernels(module, kernel):
 
 
 def test_tma_persistent_gemm_kernel():
-    mod = pytest.importorskip("utlx.kernels.hopper_tma_persistent")
+    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_persistent")
     a, b, c = make_inputs(96, 80, 160, seed=7)
     c.zero_()
     mod.launch(a, b, c, config=(dict(_CONSTS), 4), num_sms=2)
@@ -39,7 +44,7 @@ def test_tma_persistent_gemm_kernel():
 def test_tma_persistent_gemm_kernel_column_major_operands(a_col, b_col):
     """Transposed views (``x.T``) go in as they are: descriptors over their row-major storage and a
     ``local_trans`` view for the dot (the ``_colmajor`` kernel)."""
-    mod = pytest.importorskip("utlx.kernels.hopper_tma_persistent")
+    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_persistent")
     a, b, c = make_inputs(96, 80, 160, seed=11)
     a_in = a.T.contiguous().T if a_col else a
     b_in = b.T.contiguous().T if b_col else b
@@ -68,7 +73,7 @@ _SUBTILE_CASES = [("hopper_tma_persistent", (96, 80, 160), 2, "fp16", False, Fal
 def test_subtiled_epilogue(module, shape, subtile, dtype, a_col, b_col):
     import torch
 
-    mod = pytest.importorskip(f"utlx.kernels.{module}")
+    mod = _kernel_module(module)
     m, n, k = shape
     a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=m + n)
     a_in = a.T.contiguous().T if a_col else a
@@ -79,7 +84,7 @@ def test_subtiled_epilogue(module, shape, subtile, dtype, a_col, b_col):
 
 
 def test_subtiled_epilogue_rejects_a_bad_subtile():
-    tp = pytest.importorskip("utlx.kernels.hopper_tma_persistent")
+    tp = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_persistent")
     with pytest.raises(ValueError, match=r"EPILOGUE_SUBTILE must be one of \(1, 2, 4\) and divide "
                                          r"BLOCK_SIZE_N=256, got 3"):
         tp.descriptor_blocks(128, 256, 64, epilogue_subtile=3)
@@ -99,7 +104,7 @@ def test_tma_splitk_gemm_kernel(shape, split_k, dtype, a_col, b_col):
     """Every K slice adds its fp32 partial into the workspace; the last one to arrive writes C."""
     import torch
 
-    mod = pytest.importorskip("utlx.kernels.hopper_tma_splitk")
+    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_splitk")
     m, n, k = shape
     a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=m + k)
     a_in = a.T.contiguous().T if a_col else a
@@ -117,7 +122,7 @@ def test_tma_splitk_leaves_its_workspace_zeroed_for_the_next_call(shape, split_k
     the workspace all-zero after each."""
     import torch
 
-    mod = pytest.importorskip("utlx.kernels.hopper_tma_splitk")
+    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_splitk")
     m, n, k = shape
     const = dict(_CONSTS, SPLIT_K=split_k)
     numel = mod.workspace_numel(m, n, const)
@@ -136,7 +141,7 @@ def test_tma_splitk_workspace_must_start_zeroed():
     above matters). A workspace holding 1.0 everywhere gives a wrong C."""
     import torch
 
-    mod = pytest.importorskip("utlx.kernels.hopper_tma_splitk")
+    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_splitk")
     const = dict(_CONSTS, SPLIT_K=2)
     a, b, c = make_inputs(40, 48, 200, seed=5)
     ws = torch.zeros(mod.workspace_numel(40, 48, const), dtype=torch.float32)

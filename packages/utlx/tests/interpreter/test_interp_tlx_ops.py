@@ -21,6 +21,16 @@ from utlx_interp_host import RNG
 from utlx_interp_host import randn as _randn
 from utlx_interp_host import utlx_error as _cause
 
+
+def _hazard(launch) -> UtlxHazardError:
+    """The hazard error ``launch()`` raises (the interpreter wraps it; :func:`_cause` unwraps it)."""
+    with pytest.raises(Exception) as info:
+        launch()
+    err = _cause(info)
+    assert isinstance(err, UtlxHazardError), repr(err)
+    return err
+
+
 # ------------------------------------------------------------------------------------- bufs[i] / bars[i]
 
 
@@ -64,10 +74,7 @@ def _indexed_read_before_wait(x_ptr, y_ptr, N: tl.constexpr):
 
 
 def test_hazard_checker_sees_indexed_views():
-    with pytest.raises(Exception) as info:
-        _indexed_read_before_wait[(1,)](_randn(8), torch.zeros(8), N=8)
-    err = _cause(info)
-    assert isinstance(err, UtlxHazardError)
+    err = _hazard(lambda: _indexed_read_before_wait[(1,)](_randn(8), torch.zeros(8), N=8))
     assert "local_load reads bufs[1]" in str(err) and "has not been waited for" in str(err)
     assert "_indexed_read_before_wait" in str(err)
 
@@ -254,10 +261,7 @@ def test_async_store_after_fence():
 
 
 def test_async_store_without_async_shared_fence_is_caught():
-    with pytest.raises(Exception) as info:
-        _bulk_store_unfenced[(1,)](_randn(16), torch.zeros(16), N=16)
-    err = _cause(info)
-    assert isinstance(err, UtlxHazardError)
+    err = _hazard(lambda: _bulk_store_unfenced[(1,)](_randn(16), torch.zeros(16), N=16))
     assert "async_store reads buf[0]" in str(err) and "no fence_async_shared()" in str(err)
 
 

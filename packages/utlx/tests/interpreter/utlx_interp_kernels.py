@@ -84,52 +84,6 @@ def hopper_pipelined_gemm(
     store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cm, stride_cn, BM, BN)
 
 
-# ------------------------------------------------------------ AMD: register-staged ring (seed article)
-
-
-@interpreter_jit
-def amd_register_staged_gemm(
-    a_ptr, b_ptr, c_ptr, M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr,
-):
-    """C = A @ B staging tiles global -> registers -> shared (STAGES - 1 buffers) and computing with tl.dot."""
-    pid = tl.program_id(0)
-    tiles_n = tl.cdiv(N, BN)
-    pid_m = pid // tiles_n
-    pid_n = pid % tiles_n
-    rows = (pid_m * BM + tl.arange(0, BM)) % M
-    cols = (pid_n * BN + tl.arange(0, BN)) % N
-    ks = tl.arange(0, BK)
-    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
-    NBUF: tl.constexpr = STAGES - 1
-    a_bufs = tlx.local_alloc((BM, BK), tlx.dtype_of(a_ptr), NBUF)
-    b_bufs = tlx.local_alloc((BK, BN), tlx.dtype_of(b_ptr), NBUF)
-
-    for s in tl.range(0, NBUF):
-        tlx.local_store(tlx.local_view(a_bufs, s), tl.load(a_ptrs, mask=ks[None, :] < K - s * BK, other=0.0))
-        tlx.local_store(tlx.local_view(b_bufs, s), tl.load(b_ptrs, mask=ks[:, None] < K - s * BK, other=0.0))
-        a_ptrs += BK * stride_ak
-        b_ptrs += BK * stride_bk
-
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in tl.range(0, tl.cdiv(K, BK), num_stages=0):
-        ahead = k + NBUF
-        a_next = tl.load(a_ptrs, mask=ks[None, :] < K - ahead * BK, other=0.0)
-        b_next = tl.load(b_ptrs, mask=ks[:, None] < K - ahead * BK, other=0.0)
-        slot = k % NBUF
-        a_cur = tlx.local_load(tlx.local_view(a_bufs, slot))
-        b_cur = tlx.local_load(tlx.local_view(b_bufs, slot))
-        acc = tl.dot(a_cur, b_cur, acc)
-        tlx.local_store(tlx.local_view(a_bufs, slot), a_next)
-        tlx.local_store(tlx.local_view(b_bufs, slot), b_next)
-        a_ptrs += BK * stride_ak
-        b_ptrs += BK * stride_bk
-
-    store_tile(c_ptr, acc, pid_m, pid_n, M, N, stride_cm, stride_cn, BM, BN)
-
-
 # --------------------------------------------------- TMA ring + mbarriers + TMA store epilogue (no WS)
 
 

@@ -5,6 +5,8 @@ surface), the two paths that give the ops their meaning, ``compiler`` and ``inte
 imports the other), ``kernels`` (device code), and the host APIs above them all (``matmul``, ``attention``, the
 launch path, torch integration, the plugin). Inside the compiler, ``common`` imports no vendor, and ``nvidia`` and
 ``amd`` do not import each other: a vendor is chosen where its bodies are registered, never by importing another.
+The kernels are filed the same way: ``utlx.kernels.nvidia`` and ``utlx.kernels.amd`` import each other never, and
+the kernels' shared helpers beside them (``utlx.kernels.tiles``, ``ws_ring``, ...) import no vendor's kernel.
 Among the host modules, the host APIs (``matmul``, ``attention``) stand side by side on what they share (the
 selection in ``utlx.tuning``, the disk cache in ``utlx.tuning_cache``, the launch path), and neither imports the
 other; the kernels' shared device helpers are ``utlx.kernels.tiles``, which imports no other kernel module.
@@ -18,12 +20,12 @@ from import_graph import graph
 #: Kernel modules that still import a host module (their launchers live beside the device code); each is
 #: expected to be there, so the list can only shrink (the test fails on a new one and on one that left).
 KERNELS_REACHING_HOST = {
-    ("utlx.kernels.hopper_tma_persistent", "utlx.launch"),
-    ("utlx.kernels.hopper_tma_splitk", "utlx.splitk_workspace"),
-    ("utlx.kernels.hopper_tma_streamk", "utlx.splitk_workspace"),
-    ("utlx.kernels.hopper_ws_persistent", "utlx.launch"),
-    ("utlx.kernels.hopper_ws_streamk", "utlx.launch"),
-    ("utlx.kernels.hopper_ws_streamk", "utlx.splitk_workspace"),
+    ("utlx.kernels.nvidia.hopper_tma_persistent", "utlx.launch"),
+    ("utlx.kernels.nvidia.hopper_tma_splitk", "utlx.splitk_workspace"),
+    ("utlx.kernels.nvidia.hopper_tma_streamk", "utlx.splitk_workspace"),
+    ("utlx.kernels.nvidia.hopper_ws_persistent", "utlx.launch"),
+    ("utlx.kernels.nvidia.hopper_ws_streamk", "utlx.launch"),
+    ("utlx.kernels.nvidia.hopper_ws_streamk", "utlx.splitk_workspace"),
 }
 
 
@@ -67,9 +69,13 @@ def violations(edges: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 
 def _vendor(module: str) -> str | None:
+    """``common``, ``nvidia`` or ``amd`` for the compiler's and the kernels' modules (the kernels' shared helpers,
+    ``utlx.kernels.tiles`` and its neighbours outside the vendor folders, count as common), else None."""
     parts = module.split(".")
     if parts[:2] == ["utlx", "compiler"] and len(parts) > 2 and parts[2] in ("common", "nvidia", "amd"):
         return parts[2]
+    if parts[:2] == ["utlx", "kernels"]:
+        return parts[2] if len(parts) > 2 and parts[2] in ("nvidia", "amd") else "common"
     return None
 
 
@@ -80,12 +86,17 @@ def test_the_rules_catch_planted_violations():
         "utlx.compiler.common.lowering": {"utlx.compiler.nvidia.retire"},  # common -> vendor
         "utlx.compiler.amd.ops": {"utlx.compiler.nvidia.copy_width"},  # vendor -> vendor
         "utlx.compiler.nvidia.tma_ops": {"utlx.compiler.common.values", "utlx.language._op"},  # allowed
+        "utlx.kernels.ws_ring": {"utlx.kernels.nvidia.hopper_tma_persistent"},  # shared kernel helper -> vendor
+        "utlx.kernels.amd.amd_pipelined": {"utlx.kernels.nvidia.hopper_pipelined",  # kernel vendor -> vendor
+                                           "utlx.kernels.tiles"},  # allowed
     }
     assert violations(planted) == {
         ("utlx.language.barrier", "utlx.compiler.common.lowering"),
         ("utlx.interpreter.ops_mem", "utlx.compiler.common.values"),
         ("utlx.compiler.common.lowering", "utlx.compiler.nvidia.retire"),
         ("utlx.compiler.amd.ops", "utlx.compiler.nvidia.copy_width"),
+        ("utlx.kernels.ws_ring", "utlx.kernels.nvidia.hopper_tma_persistent"),
+        ("utlx.kernels.amd.amd_pipelined", "utlx.kernels.nvidia.hopper_pipelined"),
     }
 
 
@@ -93,6 +104,14 @@ def test_the_walk_sees_the_compiler_split():
     edges = graph()
     assert {"utlx.compiler.common.lowering", "utlx.compiler.nvidia.tma_ops", "utlx.compiler.amd.ops"} <= set(edges)
     assert "utlx.compiler.common.lowering" in edges["utlx.compiler.nvidia.vendor"]
+
+
+def test_the_walk_sees_the_kernels_split():
+    """The kernels are filed by vendor (``utlx.kernels.nvidia``, ``utlx.kernels.amd``) over shared helpers."""
+    edges = graph()
+    assert {"utlx.kernels.nvidia.hopper_tma_persistent", "utlx.kernels.amd.amd_pipelined"} <= set(edges)
+    assert "utlx.kernels.tiles" in edges["utlx.kernels.amd.amd_pipelined"]
+    assert "utlx.kernels.tiles" in edges["utlx.kernels.nvidia.hopper_pipelined"]
 
 
 @pytest.mark.parametrize("rank", ["language", "compiler", "interpreter", "kernels"])
@@ -127,11 +146,11 @@ def test_the_host_rules_catch_planted_violations():
     planted = {
         "utlx.attention": {"utlx.matmul", "utlx.tuning", "utlx.tuning_cache"},  # the first is not allowed
         "utlx.tuning": {"utlx.attention"},
-        "utlx.kernels.tiles": {"utlx.kernels.hopper_pipelined"},
+        "utlx.kernels.tiles": {"utlx.kernels.nvidia.hopper_pipelined"},
         "utlx.matmul": {"utlx.tuning", "utlx.kernels.tiles"},  # allowed
     }
     assert host_violations(planted) == {("utlx.attention", "utlx.matmul"), ("utlx.tuning", "utlx.attention"),
-                                        ("utlx.kernels.tiles", "utlx.kernels.hopper_pipelined")}
+                                        ("utlx.kernels.tiles", "utlx.kernels.nvidia.hopper_pipelined")}
 
 
 def test_host_apis_stand_side_by_side():

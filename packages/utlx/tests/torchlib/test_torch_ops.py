@@ -137,15 +137,21 @@ INTERPRETED = textwrap.dedent('''
 ''')
 
 
-def test_real_path_under_the_interpreter(tmp_path):
-    """opcheck + compiled model vs eager vs fp32 reference, with the real utlx kernel run by the interpreter."""
-    script = tmp_path / "interpreted_op.py"
-    script.write_text(INTERPRETED)
+def _run_interpreted(tmp_path, name: str, source: str, last_words: str) -> None:
+    """Run ``source`` as a script under ``TRITON_INTERPRET=1`` with this checkout's packages first on the path;
+    it must exit 0 having printed ``last_words`` (a child process: the interpreter is chosen at import)."""
+    script = tmp_path / name
+    script.write_text(source)
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([*SRC, os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
-    assert "compiled == eager == fp32 reference, gradients ok" in done.stdout
+    assert last_words in done.stdout
+
+
+def test_real_path_under_the_interpreter(tmp_path):
+    """opcheck + compiled model vs eager vs fp32 reference, with the real utlx kernel run by the interpreter."""
+    _run_interpreted(tmp_path, "interpreted_op.py", INTERPRETED, "compiled == eager == fp32 reference, gradients ok")
 
 
 DIRECT = textwrap.dedent('''
@@ -174,13 +180,7 @@ DIRECT = textwrap.dedent('''
 
 def test_utlx_matmul_takes_cpu_tensors_under_the_interpreter(tmp_path):
     """docs/utlx.md's promise for ``utlx.matmul`` itself (it raised 'must be on the same GPU, got cpu and cpu')."""
-    script = tmp_path / "direct.py"
-    script.write_text(DIRECT)
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([*SRC, os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
-    assert "utlx.matmul on CPU tensors under the interpreter: ok" in done.stdout
+    _run_interpreted(tmp_path, "direct.py", DIRECT, "utlx.matmul on CPU tensors under the interpreter: ok")
 
 
 @pytest.mark.gpu

@@ -23,11 +23,9 @@ INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") == "1"
 @pytest.fixture(scope="session")
 def tutorials_dir() -> Path:
     import meta_wheel
+    from tutorial_sources import tutorials_or_skip
 
-    found = meta_wheel.tutorials_dir()
-    if found is None:
-        pytest.skip(meta_wheel.unavailable_reason())
-    return found
+    return tutorials_or_skip(meta_wheel)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -289,3 +289,18 @@ def plugins_enabled(names: list[str]) -> Iterator[list[str]]:
         for name in newly:
             if registry.is_enabled(name):
                 registry.disable([name])
+
+
+#: The ``--json`` flag every reporting command takes (one definition, one help text).
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def command(app: typer.Typer, name: str) -> Callable[[F], F]:
+    """Register ``fn`` as the ``name`` command of ``app`` with :func:`user_errors` around it (every command's
+    failures are reported the same way)."""
+
+    def register(fn: F) -> F:
+        app.command(name)(user_errors(name)(fn))
+        return fn
+
+    return register

@@ -17,7 +17,9 @@ import typer
 
 from . import _common
 from ._common import (
+    JsonFlag,
     UserError,
+    command,
     compiler_output,
     describe_error,
     emit_json,
@@ -26,7 +28,6 @@ from ._common import (
     parse_signature,
     plugins_enabled,
     split_names,
-    user_errors,
 )
 from .compile_args import check_options, check_signature_types
 from .kernel_file import check_arguments, divisibility_attrs, load_kernel
@@ -96,8 +97,7 @@ def _pick_stage(asm: dict[str, Any], stage: str) -> Any:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("compile")
-    @user_errors("compile")
+    @command(app, "compile")
     def compile_(
         kernel_spec: Annotated[str, typer.Argument(metavar="FILE.py:KERNEL", help="The @triton.jit kernel.")],
         signature: Annotated[str, typer.Option("--signature", help="Argument types: 'x_ptr=*fp32,n=i32'.")],
@@ -112,7 +112,7 @@ def register(app: typer.Typer) -> None:
         dump_after: Annotated[str | None, typer.Option("--dump-after", help="Print the module after PASS.")] = None,
         diff: Annotated[bool, typer.Option("--diff", help="Unified diff, stock vs plugins, per stage.")] = False,
         stage: Annotated[str | None, typer.Option("--stage", "-s", help="Stage to print (default ttgir).")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        as_json: JsonFlag = False,
     ) -> None:
         """Compile a kernel on the CPU through tritonx and print a stage's IR, a pass dump or a diff."""
         import tritonx

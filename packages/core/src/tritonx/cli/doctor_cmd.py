@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.markup import escape
 
-from ._common import emit_json, user_errors
+from ._common import JsonFlag, command, emit_json
 from .doctor_env import broken_native_hint, native_env_hint, unknown_env_plugins, unknown_pass_hint, unloaded_natives
 from .output import Grid, console, print_grid
 from .pipes import planned_exit
@@ -143,10 +143,9 @@ def problems(report: dict[str, Any]) -> list[str]:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("doctor")
-    @user_errors("doctor")
+    @command(app, "doctor")
     def doctor(
-        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        as_json: JsonFlag = False,
     ) -> None:
         """Report Triton, backends, tritonx, Python, the stages hook, the seams of Triton in effect, plugins,
         cache dir and GPU.

@@ -8,16 +8,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ._common import emit_json, user_errors
+from ._common import JsonFlag, command, emit_json
 from .output import Grid, console, print_grid
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("check-native")
-    @user_errors("check-native")
+    @command(app, "check-native")
     def check_native(
         path: Annotated[Path, typer.Argument(help="The native plugin library (.so).")],
-        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        as_json: JsonFlag = False,
     ) -> None:
         """Run every safety check on a native plugin library without loading it here; exit 1 if refused."""
         from ..native.check import CHECKS, diagnose_native

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import TritonxError
-from ._common import user_errors
+from ._common import command
 
 #: Where the template lives inside an installed wheel (``force-include`` in tritonx-core's pyproject).
 WHEEL_TEMPLATE = Path(__file__).resolve().parents[1] / "_template"
@@ -224,8 +224,7 @@ def environment_warning(project: Path, *, native: bool, template: Path | None = 
 def register(app: typer.Typer) -> None:
     """Add the ``new`` command to the tritonx typer app."""
 
-    @app.command("new")
-    @user_errors("new")
+    @command(app, "new")
     def new(
         name: Annotated[str, typer.Argument(help="Distribution and directory name, e.g. tritonx-myplugin.")],
         native: Annotated[bool, typer.Option("--native", help="C++ MLIR plugin (dialect + passes).")] = False,

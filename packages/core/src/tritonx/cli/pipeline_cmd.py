@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from ..model.target import Target
-from ._common import UserError, compiler_output, emit_json, plugins_enabled, split_names, user_errors
+from ._common import JsonFlag, UserError, command, compiler_output, emit_json, plugins_enabled, split_names
 from .output import Grid, console, print_grid
 from .targets import check_target
 
@@ -40,13 +40,12 @@ def stage_table(stage: str, passes: list[Any]) -> Grid:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("pipeline")
-    @user_errors("pipeline")
+    @command(app, "pipeline")
     def pipeline(
         target: Annotated[str, typer.Option("--target", "-t", help="cuda:90, cuda:100, hip:gfx942...")] = "cuda:90",
         stage: Annotated[str | None, typer.Option("--stage", "-s", help="Only this stage (ttir, ttgir, llir).")] = None,
         plugins: Annotated[str | None, typer.Option("--plugins", "-p", help="Enable these plugins (a,b).")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        as_json: JsonFlag = False,
     ) -> None:
         """Show each stage's passes (index, name, adder, args) and which active pipeline edits them."""
         check_target(Target.parse(target))  # an arch the backend does not know fails here, listing those it knows

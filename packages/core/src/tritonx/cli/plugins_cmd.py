@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.markup import escape
 
-from ._common import emit_json, user_errors
+from ._common import JsonFlag, command, emit_json
 from .output import Grid, console, print_grid
 from .pipes import planned_exit
 
@@ -67,10 +67,9 @@ def broken_entries() -> dict[str, str]:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("plugins")
-    @user_errors("plugins")
+    @command(app, "plugins")
     def plugins(
-        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+        as_json: JsonFlag = False,
     ) -> None:
         """List installed plugins: status, version, distribution, enabled or not, what each contributes.
 

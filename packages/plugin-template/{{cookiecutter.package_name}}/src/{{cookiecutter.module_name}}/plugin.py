@@ -24,16 +24,6 @@ def make_pipeline() -> tritonx.Pipeline:
     pipeline.insert_after(ANCHOR, mark_kernels)
     return pipeline
 
-
-def make_plugin() -> tritonx.Plugin:
-    """The plugin tritonx registers under the name ``{{ cookiecutter.plugin_name }}``."""
-    return tritonx.Plugin(
-        name=PLUGIN_NAME,
-        version=__version__,
-        description={{ cookiecutter.description | tojson }},
-        pipelines=[make_pipeline()],
-        cache_key=lang.cache_key,
-    )
 {%- else %}
 from .native import FROM_SQUARE, TAG, TO_SQUARE, library_path
 
@@ -62,15 +52,19 @@ def make_pipeline() -> tritonx.Pipeline:
     pipeline.insert_after(TAG_ANCHOR, TAG, args=[TAG_VALUE])
     return pipeline
 
+{%- endif %}
+
 
 def make_plugin() -> tritonx.Plugin:
-    """The plugin tritonx registers under the name ``{{ cookiecutter.plugin_name }}``, with its library."""
+    """The plugin tritonx registers under the name ``{{ cookiecutter.plugin_name }}``
+    {%- if cookiecutter.variant != "python" %}, with its library{% endif %}."""
     return tritonx.Plugin(
         name=PLUGIN_NAME,
         version=__version__,
         description={{ cookiecutter.description | tojson }},
         pipelines=[make_pipeline()],
+{%- if cookiecutter.variant != "python" %}
         native_libraries=[str(library_path())],
+{%- endif %}
         cache_key=lang.cache_key,
     )
-{%- endif %}

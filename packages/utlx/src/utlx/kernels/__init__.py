@@ -1,12 +1,26 @@
-"""Example TLX kernels shipped with utlx (readable references that the test suite compiles).
+"""Example TLX kernels shipped with utlx (readable references that the test suite compiles), filed by vendor.
 
-* :mod:`hopper_pipelined`: cp.async ring + async wgmma, the classic TLX GEMM (cuda:90).
-* :mod:`amd_pipelined`: register-staged ring (tl.load -> local_store -> local_load -> tl.dot), gfx942/gfx950.
-* :mod:`hopper_tma_persistent`: persistent TMA loads + mbarrier ring + async wgmma + TMA store (cuda:90).
-* :mod:`hopper_tma_splitk`: the same ring over K slices, reduced in fp32 by atomics; skinny problems (cuda:90).
-* :mod:`tiles`: what the kernels share (the grouped tile order, the pointer kernels' C store, the choice between
-  a kernel's row- and column-major entry points); public, and it imports no kernel module.
+* :mod:`utlx.kernels.nvidia`: the Hopper kernels (``hopper_pipelined``, ``hopper_tma_*``, ``hopper_ws_*``,
+  ``hopper_flash_attention``), cuda:90.
+* :mod:`utlx.kernels.amd`: ``amd_pipelined`` (register-staged ring, gfx942/gfx950) and ``amd_tlx``.
+* Shared by both, here: :mod:`tiles` (the grouped tile order, the pointer kernels' C store, the choice between a
+  kernel's row- and column-major entry points; public, and it imports no kernel module), :mod:`ws_ring` (the
+  warp-specialized producer/consumer ring), :mod:`accumulator_io`, :mod:`grid_dependency`. The TMA ring itself
+  (``mainloop``, ``whole_tiles``, ``store_c``) is :mod:`utlx.kernels.nvidia.hopper_tma_persistent`'s, shared by
+  split-K and stream-K.
 
-The vendor of a kernel is still told by its file name (``hopper_*``, ``amd_*``), not by a subpackage: the module
-paths are imported by name by ``utlx.matmul``, the tests, the docs and users' code, so they stay put.
+The paths from before the kernels were filed by vendor (``utlx.kernels.hopper_tma_persistent``,
+``from utlx.kernels import amd_pipelined``) still import the same modules (:mod:`utlx.kernels._old_paths`).
 """
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from utlx.kernels import _old_paths
+
+_old_paths.install()
+
+
+def __getattr__(name: str) -> ModuleType:
+    return _old_paths.module_attribute(name)

@@ -1,7 +1,7 @@
 """The ring the warp-specialized GEMMs share: the TMA producer's loop and the consumers' main loop.
 
-Why a module of its own: the cooperative kernel (:mod:`utlx.kernels.hopper_ws_persistent`, two consumers on
-the halves of one tile) and the pingpong kernel (:mod:`utlx.kernels.hopper_ws_pingpong`, two consumers taking
+Why a module of its own: the cooperative kernel (:mod:`utlx.kernels.nvidia.hopper_ws_persistent`, two consumers on
+the halves of one tile) and the pingpong kernel (:mod:`utlx.kernels.nvidia.hopper_ws_pingpong`, two consumers taking
 turns on whole tiles) feed and drain one ``NUM_STAGES``-slot ring the same way; only who reads a slot
 differs. Both number every k-step of a program globally (``it``, in the producer's tile order), so slot
 ``it % NUM_STAGES`` and barrier phase ``(it // NUM_STAGES) & 1`` follow from it.

@@ -72,7 +72,7 @@ def target_of(fullname: str) -> str | None:
     return f"{base}.{rest}" if rest else base
 
 
-class _ExistingModuleLoader(importlib.abc.Loader):
+class ExistingModuleLoader(importlib.abc.Loader):
     """Binds an alias name to an already importable module (same object, nothing re-executed).
 
     The import system stamps the alias's spec onto the module; ``exec_module`` puts the module's own spec
@@ -104,7 +104,7 @@ class TlxSubmoduleFinder(importlib.abc.MetaPathFinder):
         if name is None or importlib.util.find_spec(name) is None:
             return None
         real = importlib.import_module(name)
-        return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(name), origin=f"alias of {name}",
+        return importlib.machinery.ModuleSpec(fullname, ExistingModuleLoader(name), origin=f"alias of {name}",
                                               is_package=hasattr(real, "__path__"))
 
 
@@ -123,7 +123,7 @@ class ForkModuleFinder(importlib.abc.MetaPathFinder):
                 return None
         if not alias_is_utlx():
             return None
-        return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(name), origin=f"alias of {name}")
+        return importlib.machinery.ModuleSpec(fullname, ExistingModuleLoader(name), origin=f"alias of {name}")
 
 
 def bind_submodules(module: ModuleType) -> None:

@@ -41,8 +41,8 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
-from utlx.kernels import hopper_tma_persistent as tma
 from utlx.kernels.accumulator_io import add_pairs, load_pairs_cg
+from utlx.kernels.nvidia import hopper_tma_persistent as tma
 from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.splitk_workspace import given_or_fresh
 

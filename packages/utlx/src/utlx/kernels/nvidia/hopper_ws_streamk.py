@@ -33,12 +33,12 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx import compat
 from utlx.kernels import grid_dependency
-from utlx.kernels import hopper_tma_streamk as sk
-from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging, column_major
-from utlx.kernels.hopper_tma_persistent import store_c as _store_c
-from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
+from utlx.kernels.nvidia import hopper_tma_streamk as sk
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging, column_major
+from utlx.kernels.nvidia.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.nvidia.hopper_tma_splitk import add_partial, clear_tile, read_total
 from utlx.kernels.tiles import grouped_tile
 from utlx.launch import FastLaunch
 from utlx.splitk_workspace import given_or_fresh

@@ -1,6 +1,6 @@
 """Warp-specialized persistent GEMM for Hopper, "pingpong": two consumer warpgroups take turns on whole tiles.
 
-Why a second warp-specialized design: in :mod:`utlx.kernels.hopper_ws_persistent` ("cooperative") both
+Why a second warp-specialized design: in :mod:`utlx.kernels.nvidia.hopper_ws_persistent` ("cooperative") both
 consumer warpgroups work on halves of one tile, so while they write C (accumulator -> fp16 -> shared
 memory -> TMA store) no wgmma is issued and the tensor cores idle. Here each consumer owns every other
 tile of its program and a whole ``BLOCK_SIZE_M x BLOCK_SIZE_N`` accumulator, so one warpgroup's
@@ -40,7 +40,7 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_tma_persistent import (
+from utlx.kernels.nvidia.hopper_tma_persistent import (
     alloc_a,
     alloc_b,
     alloc_c_staging,
@@ -48,9 +48,9 @@ from utlx.kernels.hopper_tma_persistent import (
     column_major,
     epilogue_subtile,
 )
-from utlx.kernels.hopper_tma_persistent import descriptor_blocks as _tma_descriptor_blocks
-from utlx.kernels.hopper_tma_persistent import signature as _tma_signature
-from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.nvidia.hopper_tma_persistent import descriptor_blocks as _tma_descriptor_blocks
+from utlx.kernels.nvidia.hopper_tma_persistent import signature as _tma_signature
+from utlx.kernels.nvidia.hopper_tma_persistent import store_c as _store_c
 from utlx.kernels.tiles import grouped_tile, layout_kernel
 
 

@@ -55,6 +55,20 @@ def _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, off_k, 
 
 
 @triton.jit
+def _request_step(a_desc, b_desc, buffers_A, buffers_B, ready, it, kk, off_m, off_n, k_first, k_tiles,
+                  BLOCK_SIZE_K: tl.constexpr, NUM_STAGES: tl.constexpr, STAGE_BYTES: tl.constexpr,
+                  A_COL: tl.constexpr, B_COL: tl.constexpr):
+    """Request k-step ``kk``'s tiles into its ring slot (``(it + kk) % NUM_STAGES``): the slot's barrier expects
+    ``STAGE_BYTES`` and both TMA loads complete on it; predicated off (nothing issued) past ``k_tiles``."""
+    s = (it + kk) % NUM_STAGES
+    bar = tlx.local_view(ready, s)
+    valid = kk < k_tiles
+    tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
+    _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, (k_first + kk) * BLOCK_SIZE_K, valid,
+             A_COL, B_COL)
+
+
+@triton.jit
 def mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, k_first, k_tiles,
              BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
              NUM_STAGES: tl.constexpr, STAGE_BYTES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr):
@@ -67,12 +81,8 @@ def mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, k_fi
     result is then zero and no load is issued).
     """
     for i in tl.range(0, NUM_STAGES - 1, num_stages=0):
-        s = (it + i) % NUM_STAGES
-        bar = tlx.local_view(ready, s)
-        valid = i < k_tiles
-        tlx.barrier_expect_bytes(bar, STAGE_BYTES, pred=valid)
-        _load_ab(a_desc, b_desc, buffers_A, buffers_B, s, bar, off_m, off_n, (k_first + i) * BLOCK_SIZE_K, valid,
-                 A_COL, B_COL)
+        _request_step(a_desc, b_desc, buffers_A, buffers_B, ready, it, i, off_m, off_n, k_first, k_tiles, BLOCK_SIZE_K,
+                      NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
 
     acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
     for kk in tl.range(0, k_tiles, num_stages=0):
@@ -87,13 +97,8 @@ def mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, k_fi
         acc = tlx.async_dot(a_s, b_s, acc)
         # Retire the previous dot; its stage is the one refilled below.
         acc = tlx.async_dot_wait(1, acc)
-        nk = kk + NUM_STAGES - 1
-        s2 = (it + nk) % NUM_STAGES
-        bar2 = tlx.local_view(ready, s2)
-        valid = nk < k_tiles
-        tlx.barrier_expect_bytes(bar2, STAGE_BYTES, pred=valid)
-        _load_ab(a_desc, b_desc, buffers_A, buffers_B, s2, bar2, off_m, off_n, (k_first + nk) * BLOCK_SIZE_K, valid,
-                 A_COL, B_COL)
+        _request_step(a_desc, b_desc, buffers_A, buffers_B, ready, it, kk + NUM_STAGES - 1, off_m, off_n, k_first,
+                      k_tiles, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
     return tlx.async_dot_wait(0, acc)
 
 
@@ -219,6 +224,28 @@ def alloc_ring(dtype, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BL
 
 
 @triton.jit
+def whole_tiles(a_desc, b_desc, c_desc, buffers_A, buffers_B, buffers_C, ready, first, stop, M, N, k_tiles,
+                BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                GROUP_SIZE_M: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_SMS: tl.constexpr,
+                STAGE_BYTES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """The persistent schedule over tiles ``first, first + NUM_SMS, ...`` below ``stop``, as this program's first
+    use of the ring: each tile's whole K range, then its C stores (left in flight). Returns how many k-steps it
+    issued (the stream-K kernel runs its whole rounds through this, then its pieces from there)."""
+    it = 0  # k-steps issued so far by this program, over all its tiles
+    for tile in tl.range(first, stop, NUM_SMS, num_stages=0):
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
+        off_m = pid_m * BLOCK_SIZE_M
+        off_n = pid_n * BLOCK_SIZE_N
+
+        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_tiles, BLOCK_SIZE_M,
+                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
+        it += k_tiles
+
+        store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
+    return it
+
+
+@triton.jit
 def _tma_gemm(
     a_desc, b_desc, c_desc, M, N, K,
     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
@@ -233,17 +260,9 @@ def _tma_gemm(
 
     num_tiles = tl.cdiv(M, BLOCK_SIZE_M) * tl.cdiv(N, BLOCK_SIZE_N)
     k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
-    it = 0  # k-steps issued so far by this program, over all its tiles
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
-        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        off_m = pid_m * BLOCK_SIZE_M
-        off_n = pid_n * BLOCK_SIZE_N
-
-        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_tiles, BLOCK_SIZE_M,
-                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
-        it += k_tiles
-
-        store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
+    whole_tiles(a_desc, b_desc, c_desc, buffers_A, buffers_B, buffers_C, ready, tl.program_id(0), num_tiles, M, N,
+                k_tiles, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS, STAGE_BYTES,
+                A_COL, B_COL, EPILOGUE_SUBTILE)
     tlx.async_descriptor_store_wait(0)
 
 

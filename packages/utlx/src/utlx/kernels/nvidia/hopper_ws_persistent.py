@@ -10,7 +10,7 @@ Tasks (``with tlx.async_tasks():``, compiled to ``ttg.warp_specialize``):
   releases the slot the *previous* wgmma read (``empty``, 2 arrivals per phase: one per consumer). The
   epilogue stages its half of C in shared memory and writes it with a TMA store that overlaps the next tile;
   with ``EPILOGUE_SUBTILE`` = S > 1 it does so in S column slices through two small buffers per consumer
-  (:func:`utlx.kernels.hopper_tma_persistent.store_c`), which is what lets 128x256x64 take 4 stages (two
+  (:func:`utlx.kernels.nvidia.hopper_tma_persistent.store_c`), which is what lets 128x256x64 take 4 stages (two
   64x256 halves: 64 KB; two pairs of 64x64 slices: 32 KB).
 
 Why two consumer tasks instead of one 8-warp task: an mbarrier arrive is made by one thread of its task,
@@ -32,7 +32,7 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_tma_persistent import (
+from utlx.kernels.nvidia.hopper_tma_persistent import (
     alloc_a,
     alloc_b,
     alloc_c_staging,
@@ -41,7 +41,7 @@ from utlx.kernels.hopper_tma_persistent import (
     column_major,
     epilogue_subtile,
 )
-from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.nvidia.hopper_tma_persistent import store_c as _store_c
 from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.launch import FastLaunch
 

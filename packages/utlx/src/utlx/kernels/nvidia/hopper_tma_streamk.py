@@ -35,9 +35,9 @@ import triton.language as tl
 import utlx.language as tlx
 from utlx import compat
 from utlx.kernels import grid_dependency
-from utlx.kernels import hopper_tma_persistent as tma
-from utlx.kernels.hopper_tma_persistent import mainloop, store_c
-from utlx.kernels.hopper_tma_splitk import add_partial, clear_tile, read_total
+from utlx.kernels.nvidia import hopper_tma_persistent as tma
+from utlx.kernels.nvidia.hopper_tma_persistent import mainloop, store_c
+from utlx.kernels.nvidia.hopper_tma_splitk import add_partial, clear_tile, read_total
 from utlx.kernels.tiles import grouped_tile, layout_kernel
 from utlx.splitk_workspace import given_or_fresh
 
@@ -88,17 +88,12 @@ def _streamk_gemm(
     full = num_tiles // NUM_SMS
     rem = num_tiles - full * NUM_SMS
     pid = tl.program_id(0)
-    it = 0  # k-steps issued so far by this program, over all its tiles and segments
 
-    # Whole rounds: exactly the persistent kernel.
-    for tile in tl.range(pid, full * NUM_SMS, NUM_SMS, num_stages=0):
-        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        off_m = pid_m * BLOCK_SIZE_M
-        off_n = pid_n * BLOCK_SIZE_N
-        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_total, BLOCK_SIZE_M,
-                       BLOCK_SIZE_N, BLOCK_SIZE_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
-        it += k_total
-        store_c(c_desc, buffers_C, acc, off_m, off_n, BLOCK_SIZE_M, BLOCK_SIZE_N, EPILOGUE_SUBTILE)
+    # Whole rounds: exactly the persistent kernel. it: k-steps issued so far by this program, over all its tiles
+    # and segments.
+    it = tma.whole_tiles(a_desc, b_desc, c_desc, buffers_A, buffers_B, buffers_C, ready, pid, full * NUM_SMS, M, N,
+                         k_total, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, GROUP_SIZE_M, NUM_STAGES, NUM_SMS,
+                         STAGE_BYTES, A_COL, B_COL, EPILOGUE_SUBTILE)
 
     # The last, partial round: rem tiles' k-steps shared out evenly (see schedule()).
     units = rem * k_total

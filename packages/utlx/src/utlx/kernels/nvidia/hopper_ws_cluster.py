@@ -1,6 +1,6 @@
 """Warp-specialized persistent GEMM in clusters of two CTAs that share A through multicast TMA loads.
 
-The cooperative kernel (:mod:`utlx.kernels.hopper_ws_persistent`) with one change of data flow: the two CTAs
+The cooperative kernel (:mod:`utlx.kernels.nvidia.hopper_ws_persistent`) with one change of data flow: the two CTAs
 of a cluster compute horizontally adjacent tiles (same rows of A, columns ``2 p`` and ``2 p + 1`` of B). Each
 CTA loads one ``BLOCK_SIZE_M / 2``-row half of the A tile and multicasts it into both CTAs' ring slot, so
 every A byte leaves L2 once per cluster instead of once per CTA: a 128x256x64 stage pulls 40 KB per CTA
@@ -41,10 +41,10 @@ import triton.language as tl
 
 import utlx.language as tlx
 from utlx.kernels import grid_dependency
-from utlx.kernels import hopper_ws_persistent as ws
 from utlx.kernels import ws_ring as ring
-from utlx.kernels.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging
-from utlx.kernels.hopper_tma_persistent import store_c as _store_c
+from utlx.kernels.nvidia import hopper_ws_persistent as ws
+from utlx.kernels.nvidia.hopper_tma_persistent import alloc_a, alloc_b, alloc_c_staging
+from utlx.kernels.nvidia.hopper_tma_persistent import store_c as _store_c
 from utlx.kernels.tiles import grouped_tile
 
 #: CTAs per cluster (the pair that shares A).
