@@ -61,5 +61,7 @@ from utlx.matmul import matmul  # noqa: E402  (after the ops: the packaged kerne
 
 __all__ = ["OPS", "__version__", "matmul", *_language_all]
 
-if __import__("os").environ.get("UTLX_INDUCTOR", "").strip().lower() not in ("", "0", "off"):
+from utlx.settings import settings as _utlx_settings  # noqa: E402
+
+if _utlx_settings.inductor != "off":
     import utlx.inductor  # noqa: F401  (the knob switches the torch.compile integration on: utlx.inductor)

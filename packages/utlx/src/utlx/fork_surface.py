@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import numbers
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -50,27 +49,10 @@ from tritonx import seams
 from tritonx.seams import Seam
 
 from utlx import compat as _compat
+from utlx.language.clusters import UtlxClusterLaunchError, cluster_shape, cluster_size
 from utlx.switch import enabled
 
 CTAS_PER_CGA = "ctas_per_cga"
-
-
-class UtlxClusterLaunchError(ValueError):
-    """A launch or config asked for thread-block clusters stock Triton cannot launch, or a malformed one."""
-
-
-def cluster_shape(value: Any, where: str) -> tuple[int, int, int]:
-    """``ctas_per_cga`` as three positive ints; anything else is an error naming the argument."""
-    items = tuple(value) if isinstance(value, (tuple, list)) else ()
-    if len(items) != 3 or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1
-                                  for d in items):
-        raise UtlxClusterLaunchError(f"{where}: ctas_per_cga must be three positive integers (x, y, z), got "
-                                     f"{value!r}")
-    return (int(items[0]), int(items[1]), int(items[2]))
-
-
-def cluster_size(dims: tuple[int, int, int]) -> int:
-    return dims[0] * dims[1] * dims[2]
 
 
 def _cluster_error(dims: tuple[int, int, int], where: str, why: str) -> UtlxClusterLaunchError:
@@ -342,7 +324,7 @@ def _dot_two_ctas(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(*args, _semantic=_semantic, **kwargs, **extra)
         if not isinstance(flag, bool):
             raise TypeError(f"tl.dot: two_ctas must be a compile-time bool, got {flag!r}")
-        if flag and not _interpreting():
+        if flag and not _compat.interpreting():
             from utlx.compiler.common.errors import UtlxPerformanceWarning
 
             where = _call_site(_semantic)

@@ -8,7 +8,7 @@ knob (``utlx.compat.interpreting``).
 
 from __future__ import annotations
 
-from tritonx.settings import FALSE_WORDS, BoolField, FloatField, ParsedField, Settings, StrField
+from tritonx.settings import FALSE_WORDS, BoolField, FloatField, ParsedField, Settings, SettingsError, StrField
 from tritonx.settings import settings as tritonx_settings
 
 #: ``settings.matmul_cache`` when ``UTLX_MATMUL_CACHE`` switches the tuning cache off.
@@ -40,6 +40,19 @@ def _tuning_fields(api: str, unit: str, budget_s: float, when: str) -> tuple[Flo
         f"UTLX_{name}_CACHE", _tuning_cache_file, default=f"`$UTLX_CACHE_DIR/{api}-tuning.json`",
         doc=f"the file where `utlx.{api}` remembers its tuning winners; `0`/`off`/empty switches the cache off")
     return budget, cache
+
+
+INDUCTOR_MODES = ("off", "allow", "force")
+
+
+def _inductor_mode(text: str | None) -> str:
+    """``UTLX_INDUCTOR``: unset, empty, ``0`` or ``off`` is off; else ``allow`` or ``force`` (one-line error)."""
+    value = (text or "").strip().lower()
+    if value in ("", "0"):
+        return "off"
+    if value not in INDUCTOR_MODES:
+        raise SettingsError(f"UTLX_INDUCTOR={text!r}: expected one of {', '.join(INDUCTOR_MODES)}")
+    return value
 
 
 class UtlxSettings(Settings):
@@ -75,6 +88,10 @@ class UtlxSettings(Settings):
     attention_tune_budget_s, attention_cache = _tuning_fields("attention", "problem class", 60.0, "given no budget")
     attention_config = StrField(
         "UTLX_ATTENTION_CONFIG", doc="force one `utlx.attention` configuration by id (skips tuning)")
+    inductor = ParsedField(
+        "UTLX_INDUCTOR", _inductor_mode, default="off",
+        doc="`import utlx` switches the torch.compile integration on (`utlx.inductor.enable`): `allow` adds utlx's "
+            "FlexAttention template to Inductor's autotuning, `force` always uses it where it applies; `off`")
     cache_dir = ParsedField(
         "UTLX_CACHE_DIR", _cache_dir, default="`$XDG_CACHE_HOME/utlx`, else `~/.cache/utlx`",
         doc="utlx's cache folder (the tuning caches' home)")

@@ -64,7 +64,7 @@ def test_env_knob_rejects_unknown_value():
     out = subprocess.run([sys.executable, "-c", "import utlx.inductor"], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode != 0
-    assert "UTLX_INDUCTOR='yes': expected allow, force or off" in out.stderr
+    assert "UTLX_INDUCTOR='yes': expected one of off, allow, force" in out.stderr
 
 
 def test_stock_choices_untouched_where_utlx_does_not_apply():

@@ -19,7 +19,6 @@ keeps the stock template: it reads the logsumexp the utlx forward writes exactly
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -112,12 +111,11 @@ def disable() -> None:
 
 
 def _from_env() -> None:
-    value = os.environ.get(ENV, "").strip().lower()
-    if value in ("", "0", "off"):
-        return
-    if value not in ("allow", "force"):
-        raise ValueError(f"{ENV}={value!r}: expected allow, force or off")
-    enable(value)
+    from utlx.settings import settings
+
+    value = settings.inductor
+    if value != "off":
+        enable(value)
 
 
 # Only as ``utlx.inductor``: torch >= 2.14 imports ``triton.language.extra.tlx.inductor.registry`` while Inductor

@@ -4,14 +4,14 @@ Why: Triton's interpreter runs one program after another, but the CTAs of a clus
 arrive on a peer's mbarrier, a store into a peer's shared memory, a cluster barrier, a 2-CTA tcgen05 MMA that
 reads both CTAs' operands): running them one after another deadlocks on correct kernels.
 
-How: a launch with ``ctas_per_cga=(cx, cy, cz)`` of more than one CTA (the keyword the autotuner's configs or
-the caller pass; :func:`take_launch_kwargs` takes it out before the interpreter's grid loop drops it) records
-the shape. The kernel entry starts with a check (:func:`skip_program`, inserted by the interpreter's AST rewrite
-with CLC's): when the grid loop reaches the first CTA of a cluster, that call runs every CTA of the cluster,
-each in its own thread under a :class:`ClusterScheduler` (one thread runs at a time, switching when a CTA
-blocks, as :mod:`utlx.interpreter.tasks` does for warp-specialized tasks), and skips its own body; the grid loop
-then skips the cluster's other CTAs. A CTA whose warp-specialized tasks are all blocked blocks at the cluster
-level; every CTA blocked is a deadlock naming each CTA's wait and line.
+How: a launch with ``ctas_per_cga=(cx, cy, cz)`` of more than one CTA (the keyword the autotuner's configs or the
+caller pass; :func:`take_launch_kwargs` takes it out before the interpreter's grid loop drops it) records the shape.
+The kernel entry starts with a check (``utlx.interpreter.entry.skip_program``, inserted by the interpreter's AST
+rewrite with CLC's): when the grid loop reaches the first CTA of a cluster, that call runs every CTA of the cluster,
+each in its own thread under a :class:`ClusterScheduler` (one thread runs at a time, switching when a CTA blocks, as
+:mod:`utlx.interpreter.tasks` does for warp-specialized tasks), and skips its own body; the grid loop then skips the
+cluster's other CTAs. A CTA whose warp-specialized tasks are all blocked blocks at the cluster level; every CTA
+blocked is a deadlock naming each CTA's wait and line.
 
 CTAs are ranked as on the GPU (``%cluster_ctarank``): x fastest, then y, then z. Shared memory is per CTA
 (each CTA's ``local_alloc`` makes its own buffers); a remote op names the peer's copy of a local buffer or
@@ -21,7 +21,6 @@ is the n-th of the other.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +37,7 @@ _thread = threading.local()
 
 def take_launch_kwargs(kwargs: dict[str, Any]) -> None:
     """Record (and drop) the launch's ``ctas_per_cga`` before the interpreter runs its grid."""
-    from utlx.fork_surface import cluster_shape
+    from utlx.language.clusters import cluster_shape
 
     value = kwargs.pop(_KWARG, None)
     dims = (1, 1, 1) if value is None else cluster_shape(value, "launching under TRITON_INTERPRET=1")
@@ -52,6 +51,9 @@ def launch_shape() -> tuple[int, int, int]:
 
 def end_launch() -> None:
     _shape.pop("pending", None)
+
+
+_state.on_end_launch(end_launch)
 
 
 # ---------------------------------------------------------------------------------- ranks
@@ -141,26 +143,16 @@ def _kernel_function(code: Any) -> Callable[..., Any] | None:
     return None
 
 
-_running: list[ClusterScheduler] = []  # the cluster whose CTAs run now (one at a time)
-
-
 def in_cluster() -> bool:
     """Is a cluster's CTA (or one of its tasks) running, rather than the interpreter's grid loop?"""
-    return bool(_running)
+    return _state.in_cluster()
 
 
-def skip_program(args: dict[str, Any]) -> bool:
-    """Called first by every kernel entry: should this call return at once? Yes for a program CLC's
-    ``try_cancel`` took, and, in a cluster launch, for a call from the grid loop (the first CTA of a cluster
-    runs the whole cluster here; the others already ran)."""
-    from utlx.interpreter.ops_clc import program_cancelled
-
-    if size() == 1 or in_cluster() or not _state.launch_active():
-        return program_cancelled()
+def run_cluster(args: dict[str, Any], kernel_code: Any) -> None:
+    """Run every CTA of the cluster whose rank-0 CTA the grid loop reached (``kernel_code``: the kernel entry's
+    code object, to find its interpreted function), together, then put the grid loop's program id back."""
     idx = tuple(_compat.grid_idx())
-    if rank_of(idx) != 0 or program_cancelled():
-        return True  # ran with its cluster
-    fn = _kernel_function(sys._getframe(1).f_code)
+    fn = _kernel_function(kernel_code)
     if fn is None:
         raise UtlxInterpreterError("cluster launch under TRITON_INTERPRET=1: the kernel's interpreted function was "
                                    "not found")
@@ -172,14 +164,13 @@ def skip_program(args: dict[str, Any]) -> bool:
     ctas = [(idx[0] + x, idx[1] + y, idx[2] + z)
             for z in range(shape[2]) for y in range(shape[1]) for x in range(shape[0])]
     sched = ClusterScheduler(fn, dict(args), ctas)
-    _running.append(sched)
+    _state.cluster_running.append(sched)
     try:
         sched.run()
     finally:
-        _running.remove(sched)
+        _state.cluster_running.remove(sched)
         _compat.interpreter_builder().set_grid_idx(*idx)
         _state.end_cluster()
-    return True
 
 
 # ---------------------------------------------------------------------------------- scheduler

@@ -104,7 +104,7 @@ def guard_cancelled(tree: ast.AST) -> ast.AST:
         if isinstance(node, ast.FunctionDef):
             # ``skip_program`` also runs a cluster launch's CTAs together (utlx.interpreter.cluster); at the entry,
             # ``locals()`` are the kernel's arguments
-            check = ast.parse("if __import__('utlx.interpreter.cluster', fromlist=['_']).skip_program(locals()):\n"
+            check = ast.parse("if __import__('utlx.interpreter.entry', fromlist=['_']).skip_program(locals()):\n"
                               "    return\n").body[0]
             ast.copy_location(check, node)
             for child in ast.walk(check):

@@ -298,14 +298,29 @@ def begin_launch() -> None:
     _states.clear()
 
 
+#: the cluster whose CTAs run now (utlx.interpreter.cluster appends and removes its scheduler; one at a time)
+cluster_running: list[Any] = []
+#: called when the last active launch ends (modules above this one register here: state imports none of them)
+_end_launch_hooks: list[Callable[[], None]] = []
+
+
+def on_end_launch(hook: Callable[[], None]) -> None:
+    if hook not in _end_launch_hooks:
+        _end_launch_hooks.append(hook)
+
+
+def in_cluster() -> bool:
+    """Is a cluster's CTA (or one of its tasks) running, rather than the interpreter's grid loop?"""
+    return bool(cluster_running)
+
+
 def end_launch() -> None:
     _launch["active"] = max(0, _launch["active"] - 1)
     _states.clear()
     _cluster_objects.clear()
     if not _launch["active"]:
-        from utlx.interpreter import cluster
-
-        cluster.end_launch()
+        for hook in _end_launch_hooks:
+            hook()
 
 
 def end_cluster() -> None:
@@ -325,12 +340,10 @@ def launch_id() -> int:
 
 def current() -> ProgramState:
     """State of the program id now being interpreted (a new one for each program of each launch)."""
-    from utlx.interpreter import cluster
-
     key = (_launch["id"], tuple(_compat.grid_idx()))
     state = _states.get(key)
     if state is None:
-        if not cluster.in_cluster():
+        if not in_cluster():
             _states.clear()  # programs run one after another: the previous one is finished
         state = _states[key] = ProgramState(key)
     return state

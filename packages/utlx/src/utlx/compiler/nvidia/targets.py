@@ -13,5 +13,8 @@ NVIDIA = ("cuda",)
 HOPPER = ("cuda:90",)
 #: Blackwell data-center parts: tensor memory, tcgen05, cluster launch control.
 BLACKWELL = ("cuda:100", "cuda:103")
+#: Blackwell's tensor memory per CTA: 128 lanes (rows) and 512 32-bit columns.
+TMEM_LANES = 128
+TMEM_COLUMNS = 512
 #: TMA, warp specialization: Hopper and Blackwell.
 SM90_PLUS = HOPPER + BLACKWELL

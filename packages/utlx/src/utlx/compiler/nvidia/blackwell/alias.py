@@ -36,7 +36,7 @@ from utlx.compiler.common.target import from_semantic
 from utlx.language import types as tlx_types
 from utlx.language._dispatch import dispatch, register_compiler_impl
 
-from ..targets import BLACKWELL
+from ..targets import BLACKWELL, TMEM_COLUMNS
 from . import gluon
 
 
@@ -234,7 +234,6 @@ def _check_capacity(allocs: list[Placeholder], regions: dict[int, tuple[int, int
     """Refuse, naming why, a kernel whose block-scales spec members (own TMEM, :func:`is_own`) push it past the 512
     columns. TLX allocations live for the whole kernel (that is what a storage_alias_spec shares), so the
     columns add up; without this, Triton's allocator fails later with a bare "out of resource: tensor memory"."""
-    from .tmem import TMEM_COLUMNS
 
     own = [ph for ph in allocs if ph.attrs.get("spec") and is_own(ph)]
     if not own:

@@ -31,13 +31,9 @@ from utlx.compiler.common.placeholders import Placeholder, dtype_of_name
 from utlx.compiler.common.target import from_semantic
 from utlx.language._dispatch import compiler_impl, register_compiler_impl
 
-from ..targets import BLACKWELL
+from ..targets import BLACKWELL, TMEM_COLUMNS, TMEM_LANES
 from ..tasks import current_num_warps
 from . import gluon
-
-#: TMEM has 128 lanes (rows) and 512 32-bit columns per CTA.
-TMEM_LANES = 128
-TMEM_COLUMNS = 512
 
 
 def is_tmem(value: Any) -> bool:
