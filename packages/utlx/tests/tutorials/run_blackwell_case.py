@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -101,18 +100,9 @@ def _subprocess(case_id: str, timeout: float, cache: str, interpret: bool, seed:
     else:
         env.pop("TRITON_INTERPRET", None)
     cmd = [sys.executable, str(Path(__file__).resolve()), case_id, "--seed", str(seed)]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
-    except subprocess.TimeoutExpired:
-        return {"case": case_id, "ok": False, "first_error": f"Timeout: no result within {timeout:.0f} s"}
-    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
-    if not lines:
-        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        return {"case": case_id, "ok": False, "first_error": f"Crash: exit {out.returncode}: {tail[0][:300]}",
-                "stderr": out.stderr[-4000:]}
-    result = json.loads(lines[-1][len("RESULT "):])
-    result["stderr"] = out.stderr[-4000:]
-    return result
+    from case_subprocess import run_case_script
+
+    return run_case_script(cmd, case_id, timeout, env)
 
 
 def run_in_subprocess(case_id: str, timeout: float = 900.0, cache: str | None = None, interpret: bool = False,
