@@ -10,27 +10,16 @@ import triton
 import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
+from bulk_kernels import bulk_rows
 from utlx.compiler.common.errors import UtlxCompileError
 
 _BULK = re.compile(r"(@%p\d+ )?cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes "
                    r"\[%utlx_bdst\], \[(%rd\d+)(\+\d+)?\], %utlx_bsize, \[(%r\d+)\];")
 
 
-@triton.jit
-def _bulk_rows(x_ptr, y_ptr, N: tl.constexpr, SIZE: tl.constexpr, NBUF: tl.constexpr):
-    bufs = tlx.local_alloc((N,), tl.float32, NBUF)
-    bars = tlx.alloc_barriers(NBUF)
-    for i in tl.static_range(NBUF):
-        tlx.barrier_expect_bytes(bars[i], SIZE)
-        tlx.async_load(x_ptr + i * N, bufs[i], bulk=True, bulk_size=SIZE, barrier=bars[i])
-    for i in tl.static_range(NBUF):
-        tlx.barrier_wait(bars[i], 0)
-        tl.store(y_ptr + i * N + tl.arange(0, N), tlx.local_load(bufs[i]))
-
-
 def _ptx(target: str = "cuda:100", **consts) -> str:
     c = {"N": 128, "SIZE": 512, "NBUF": 2, **consts}
-    return compile_kernel(_bulk_rows, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, c, target, num_warps=4).asm["ptx"]
+    return compile_kernel(bulk_rows, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, c, target, num_warps=4).asm["ptx"]
 
 
 def _error(info: pytest.ExceptionInfo) -> str:

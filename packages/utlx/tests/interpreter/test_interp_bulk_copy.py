@@ -8,26 +8,14 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-import triton.language.extra.tlx as tlx
-
-
-@triton.jit
-def _bulk_rows(x_ptr, y_ptr, N: tl.constexpr, SIZE: tl.constexpr, NBUF: tl.constexpr):
-    bufs = tlx.local_alloc((N,), tl.float32, NBUF)
-    bars = tlx.alloc_barriers(NBUF)
-    for i in tl.static_range(NBUF):
-        tlx.barrier_expect_bytes(bars[i], SIZE)
-        tlx.async_load(x_ptr + i * N, bufs[i], bulk=True, bulk_size=SIZE, barrier=bars[i])
-    for i in tl.static_range(NBUF):
-        tlx.barrier_wait(bars[i], 0)
-        tl.store(y_ptr + i * N + tl.arange(0, N), tlx.local_load(bufs[i]))
+from bulk_kernels import bulk_rows
 
 
 @pytest.mark.parametrize("size", [512, 256])
 def test_bulk_async_load_copies_its_bytes_and_completes_them_on_the_barrier(size):
     x = torch.randn(2 * 128, generator=torch.Generator().manual_seed(size))
     y = torch.zeros_like(x)
-    _bulk_rows[(1,)](x, y, N=128, SIZE=size, NBUF=2)
+    bulk_rows[(1,)](x, y, N=128, SIZE=size, NBUF=2)
     n = size // 4
     for i in range(2):
         torch.testing.assert_close(y[i * 128:i * 128 + n], x[i * 128:i * 128 + n], rtol=0, atol=0)
