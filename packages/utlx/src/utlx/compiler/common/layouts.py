@@ -25,11 +25,14 @@ VIEW_OPS = ("local_view", "local_slice", "local_trans", "local_reinterpret", "lo
 ASYNC_COPY_OPS = ("async_load", "buffer_load_to_local")
 
 
-def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozenset()) -> dict[int, str]:
+def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozenset(),
+                      aliases: dict[int, int] | None = None) -> dict[int, str]:
     """``{alloc uid: role}``: ``mma`` when a view of the buffer is a wgmma operand, ``dot`` when it is
     read with ``local_load`` (register-staged dot operand), ``tma`` when TMA writes it, ``remote`` when another CTA
     stores into it (``remote.py``: row-major, unswizzled), ``async`` when one of
-    the AMD direct-to-LDS copies ``direct_copies`` (placeholder uids) writes it, else ``""``."""
+    the AMD direct-to-LDS copies ``direct_copies`` (placeholder uids) writes it, else ``""``. ``aliases``: handle
+    id -> id of a view reaching it (views carried through loops and branches: ``carried.py``)."""
+    aliases = aliases or {}
     root: dict[int, int] = {}  # placeholder result id -> alloc uid
     roles: dict[int, str] = {}
     for ph in found:
@@ -64,7 +67,7 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
         elif ph.name in ASYNC_COPY_OPS and ph.uid in direct_copies and ph.handles:
             uses = [(ph.handles[0].id(), "async")]
         for hid, role in uses:
-            src = root.get(hid)
+            src = root.get(aliases.get(hid, hid))
             if src is None:
                 continue
             # wgmma/TMA need NVMMA layouts and direct-to-LDS copies an unswizzled one; they win over the

@@ -24,6 +24,7 @@ import triton.language as tl
 
 from utlx.compiler.common import placeholders, values
 from utlx.compiler.common.args import _c, _i32, _ints, _shape, _show, _tl_name
+from utlx.compiler.common.carried import register_view_root, register_view_step
 from utlx.compiler.common.errors import UtlxCompileError
 from utlx.compiler.common.lowering import Lowering, register_lowering
 from utlx.compiler.common.mem_ops import _replace
@@ -384,6 +385,10 @@ def _lower_store(low: Lowering, ph: Placeholder) -> None:
 
 
 register_lowering("tmem_alloc")(_lower_alloc)
+# Views carried through loops and branches are rebuilt with the carried index (common/carried.py).
+register_view_root("tmem_view", dynamic_attrs=("index",))
+register_view_step("tmem_slice")
+register_view_step("tmem_reinterpret")
 register_lowering("tmem_view")(_lower_view)
 register_lowering("tmem_slice")(_lower_slice)
 register_lowering("tmem_reinterpret")(_lower_reinterpret)
