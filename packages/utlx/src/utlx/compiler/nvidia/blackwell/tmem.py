@@ -267,6 +267,12 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
         return
     if a.get("reuse"):  # the same TMEM columns as the allocation it reuses, seen as other buffers
         base = gluon.tmem(low, ph, 0, "reused allocation")
+        # A narrower reuser (bf16 P over fp32 S of the same shape) sees the base's columns as more buffers of its
+        # own: Triton's reinterpret keeps the storage size; buffers past ``num`` are never indexed.
+        per_buf = _columns(shape, dtype) * max(1, shape[0] // TMEM_LANES)
+        base_cols = _columns(list(base.shape[1:]), base.dtype) * max(1, base.shape[1] // TMEM_LANES) * base.shape[0]
+        if base_cols > a["num"] * per_buf and base_cols % per_buf == 0:
+            full = [base_cols // per_buf, *shape]
         desc = compat.tmem_reinterpret(base, dtype, full, layout, gluon.semantic(low))
         root = low.fact(ph, 0).get("root")
     else:
