@@ -25,8 +25,6 @@ COMPILE: dict[str, str] = {
         'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
     'wheel.blackwell-gdpa':
         "CompilationError: NameError('p1_view is not defined')",
-    'fork.blackwell-gdpa':
-        'UtlxCompileError: utlx.tcgen05_mma: its B operand does not come directly from a TLX op (it was c',
     'fork.blackwell_multi_cta_layernorm_ws_test':
         'UtlxCompileError: utlx.async_task: a task with num_warps=1 (the kernel has 8) computes a tensor ',
     'fork.blackwell_scaled_mm_ws.blockwise':
