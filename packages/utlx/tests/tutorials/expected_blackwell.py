@@ -53,6 +53,10 @@ INTERPRET: dict[str, str] = {
         'UtlxNeedsBlackwellError: async_dot_scaled: needs sm_100 (Blackwell): it drives block-scaled tcge',
     'fork.blackwell-triton-addmm-2cta_test':
         "TypeError: dot() got an unexpected keyword argument 'two_ctas'",
+    'wheel.blackwell-gdpa':
+        "UnboundLocalError: cannot access local variable 'p1_view' where it is not associated with a valu",
+    'fork.blackwell-gdpa':
+        'UtlxHazardError: local_load reads o0_buf[0] at blackwell-gdpa.py:435 in gdpa_kernel_tma_ws_black',
 }
 
 #: Triton minor version -> case id -> first error on that version only (None: works there although listed above)
