@@ -78,18 +78,42 @@ def _branch_view(a_ptr, b_ptr, c_ptr, pick, M: tl.constexpr, N: tl.constexpr, K:
 
 @triton.jit
 def _two_allocs(a_ptr, b_ptr, c_ptr, pick, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
-    """A view of one of two different allocations through a branch: not one buffer index, refused."""
+    """A view of one of two different allocations through a branch (the second ``scf.if`` form)."""
+    a_offs = tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :]
+    b_offs = tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :]
+    a = tlx.local_alloc((M, K), tl.float16, 1)
+    b0 = tlx.local_alloc((K, N), tl.float16, 1)
+    b1 = tlx.local_alloc((K, N), tl.float16, 1)
+    acc = tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)
+    done = tlx.alloc_barriers(1)
+    tlx.local_store(a[0], tl.load(a_ptr + a_offs))
+    tlx.local_store(b0[0], tl.load(b_ptr + b_offs))
+    tlx.local_store(b1[0], tl.load(b_ptr + K * N + b_offs))
+    tlx.fence_async_shared()
+    if pick == 0:
+        chosen = tlx.local_view(b0, 0)
+    else:
+        chosen = tlx.local_view(b1, 0)
+    tlx.async_dot(a[0], chosen, acc[0], use_acc=False, mBarriers=[done[0]])
+    tlx.barrier_wait(done[0], 0)
+    tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], tlx.local_load(acc[0]))
+
+
+@triton.jit
+def _ping_pong_allocs(a_ptr, b_ptr, c_ptr, ITERS: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                      K: tl.constexpr):
+    """A loop swapping views of two different allocations: no one buffer index can stand for it, refused."""
     a_offs = tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :]
     a = tlx.local_alloc((M, K), tl.float16, 1)
     b0 = tlx.local_alloc((K, N), tl.float16, 1)
     b1 = tlx.local_alloc((K, N), tl.float16, 1)
     acc = tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)
     tlx.local_store(a[0], tl.load(a_ptr + a_offs))
-    if pick == 0:
-        chosen = tlx.local_view(b0, 0)
-    else:
-        chosen = tlx.local_view(b1, 0)
-    tlx.async_dot(a[0], chosen, acc[0], use_acc=False)
+    cur = tlx.local_view(b0, 0)
+    other = tlx.local_view(b1, 0)
+    for _ in range(ITERS):
+        tlx.async_dot(a[0], cur, acc[0], use_acc=True)
+        cur, other = other, cur
     tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], tlx.local_load(acc[0]))
 
 
@@ -152,9 +176,24 @@ def test_tmem_slice_of_the_previous_iteration_compiles():
 
 
 @needs_blackwell_tlx
-def test_views_of_two_allocations_through_one_branch_are_refused_naming_the_op():
+def test_views_of_two_allocations_through_one_branch_are_yielded_by_a_second_branch():
+    k = compile_kernel(_two_allocs, {**SIG, "pick": "i32"}, SIZES, "cuda:100")
+    ttgir = k.asm["ttgir"]
+    _check_carried(ttgir)
+    # the view is a memory descriptor picked by an scf.if (or what the canonicalizer folds it to)
+    assert re.search(r"scf\.if[^\n]*-> \(!ttg\.memdesc<64x64xf16", ttgir) or \
+        re.search(r"arith\.select[^\n]*!ttg\.memdesc<64x64xf16", ttgir), ttgir[-4000:]
+    # both B allocations are MMA operands: NVMMA-swizzled
+    for name in ("b0", "b1"):
+        enc = re.search(rf"%{name} = ttg\.local_alloc[^\n]*!ttg\.memdesc<1x64x64xf16, (#\w+)", ttgir).group(1)
+        assert re.search(rf"^{enc} = #ttg\.nvmma_shared<", ttgir, re.M), (name, enc)
+    assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::f16", k.asm["ptx"])
+
+
+@needs_blackwell_tlx
+def test_a_loop_swapping_views_of_two_allocations_is_refused_naming_the_op():
     with pytest.raises(Exception) as info:
-        compile_kernel(_two_allocs, {**SIG, "pick": "i32"}, SIZES, "cuda:100")
+        compile_kernel(_ping_pong_allocs, SIG, {"ITERS": 4, **SIZES}, "cuda:100")
     exc: BaseException | None = info.value
     while exc is not None and not isinstance(exc, UtlxCompileError):
         exc = exc.__cause__ or exc.__context__

@@ -147,19 +147,20 @@ def plan(low: Any, found: list[Placeholder]) -> None:
     _state(low, found)
 
 
-def aliases(low: Any) -> dict[int, int]:
-    """Carried handle id -> result id of the root view reaching it, for every carried value that is a view (so the
+def aliases(low: Any) -> dict[int, list[int]]:
+    """Carried handle id -> result ids of the root views reaching it, for every carried value that is a view (so the
     layout choice sees its uses: :func:`utlx.compiler.common.layouts.infer_alloc_roles`)."""
     st = _state(low)
     if not st["defs"]:
         return {}
     if st["structure"] is None:
         st["structure"] = _structure(low.module)
-    out: dict[int, int] = {}
+    out: dict[int, list[int]] = {}
     for key, carrier in st["structure"].items():
         chain = _chain(low, carrier.value, set())
-        if isinstance(chain, Chain):
-            out[key] = chain.root.result.id()
+        chains = [chain] if isinstance(chain, Chain) else (_branch_chains(low, carrier.value) or [])
+        if chains:
+            out[key] = [c.root.result.id() for c in chains]
     return out
 
 
@@ -200,10 +201,9 @@ def _chain(low: Any, value: Any, visiting: set[int]) -> Chain | object | None:
 def resolve(low: Any, value: Any) -> Any | None:
     """The real view behind carried handle ``value`` (built once, where ``value`` is defined), or None when it is
     not a view of one allocation on every path reaching it."""
-    from .lowering import lowering_for
-
     chain = _chain(low, value, set())
-    if not isinstance(chain, Chain):
+    branches = None if isinstance(chain, Chain) else _branch_chains(low, value)
+    if not isinstance(chain, Chain) and branches is None:
         return None
     st = _state(low)
     carrier = st["structure"][value.id()]
@@ -220,17 +220,59 @@ def resolve(low: Any, value: Any) -> Any | None:
         gb.set_loc(value.get_loc())
     except Exception:  # some versions cannot set a location from a value; keep the builder's
         pass
+    try:
+        if isinstance(chain, Chain):
+            return _rebuild(low, chain, value)
+        return _rebuild_per_branch(low, branches, anchor, value)
+    finally:
+        gb.restore_insertion_point(saved)
+
+
+def _rebuild(low: Any, chain: Chain, value: Any) -> Any:
+    """Lower ``chain`` again at the builder's insertion point with ``value`` as its buffer index; its real view is
+    then ``low.real[value.id()]``."""
+    from .lowering import lowering_for
+
     root = chain.root
     attrs = {k: (None if k in ROOTS[root.name] else v) for k, v in root.attrs.items()}
     steps = [Rebuilt(root, [root.handles[0], value], value, attrs)]
     steps += [Rebuilt(s, [value], value, dict(s.attrs)) for s in chain.steps]
-    try:
-        for ph in steps:
-            fn = lowering_for(ph.name, low.target)
-            fn(low, ph)
-    finally:
-        gb.restore_insertion_point(saved)
-    return low.real.get(value.id())
+    for ph in steps:
+        lowering_for(ph.name, low.target)(low, ph)
+    return low.real[value.id()]
+
+
+def _branch_chains(low: Any, value: Any) -> list[Chain] | None:
+    """The views an ``scf.if`` result takes in its two branches when each is a view, even of different shapes of
+    chain (say, two column halves of one buffer), else None."""
+    st = _state(low)
+    if st["structure"] is None:
+        st["structure"] = _structure(low.module)
+    carrier = st["structure"].get(value.id())
+    if carrier is None or carrier.place[0] != "after" or carrier.place[1].get_name() != "scf.if":
+        return None
+    chains = [_chain(low, src, set()) for src in carrier.sources]
+    return chains if all(isinstance(c, Chain) for c in chains) else None
+
+
+def _rebuild_per_branch(low: Any, branches: list[Chain], if_op: Any, value: Any) -> Any | None:
+    """Two different views picked by one ``scf.if``: a second ``scf.if`` on the same condition, right after it,
+    builds each branch's view (its index is the first one's carried result) and yields the memory descriptor.
+    None when the two views have different types (one descriptor cannot stand for both)."""
+    gb = low.builder
+    probe = _rebuild(low, branches[0], value)  # at the insertion point, to learn the type (dead: removed later)
+    ty = probe.get_type()
+    new_if = gb.create_if_op([ty], if_op.get_operand(0), True)
+    made = []
+    for block, chain in ((new_if.get_then_block(), branches[0]), (new_if.get_else_block(), branches[1])):
+        gb.set_insertion_point_to_start(block)
+        made.append(_rebuild(low, chain, value))
+        gb.create_yield_op([made[-1]])
+    if str(made[1].get_type()) != str(ty):
+        low.real.pop(value.id(), None)
+        return None
+    low.real[value.id()] = new_if.get_result(0)
+    return low.real[value.id()]
 
 
 def _record_sources(low: Any, value: Any, visiting: set[int]) -> None:
