@@ -199,3 +199,27 @@ def test_a_loop_swapping_views_of_two_allocations_is_refused_naming_the_op():
         exc = exc.__cause__ or exc.__context__
     assert exc is not None, repr(info.value)
     assert "tcgen05_mma" in str(exc) and "does not come directly from a TLX op" in str(exc)
+
+
+@triton.jit
+def _branch_half(x_ptr, y_ptr, pick, M: tl.constexpr, N: tl.constexpr):
+    """The column half ``pick`` of a shared buffer, chosen at run time (Hopper: views are not Blackwell-only)."""
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    half = tl.arange(0, M)[:, None] * (N // 2) + tl.arange(0, N // 2)[None, :]
+    buf = tlx.local_alloc((M, N), tl.float16, 1)
+    tlx.local_store(buf[0], tl.load(x_ptr + offs))
+    if pick == 0:
+        part = tlx.local_slice(buf[0], [0, 0], [M, N // 2])
+    else:
+        part = tlx.local_slice(buf[0], [0, N // 2], [M, N // 2])
+    tl.store(y_ptr + half, tlx.local_load(part))
+
+
+def test_slice_picked_in_a_runtime_branch_compiles_for_hopper():
+    k = compile_kernel(_branch_half, {"x_ptr": "*fp16", "y_ptr": "*fp16", "pick": "i32"}, {"M": 64, "N": 64},
+                       "cuda:90")
+    ttgir = k.asm["ttgir"]
+    _check_carried(ttgir)
+    offsets = re.findall(r"ttg\.memdesc_subslice %\w+\s*\[(\d+), (\d+)\]", ttgir)
+    assert ("0", "0") in offsets and ("0", "32") in offsets, offsets
+    assert re.search(r"(scf\.if|arith\.select)[^\n]*!ttg\.memdesc<64x32xf16", ttgir), ttgir[-3000:]

@@ -87,3 +87,24 @@ def test_mma_reads_the_view_a_runtime_branch_picked(pick):
     torch.testing.assert_close(c, a.float() @ b[pick].float(), atol=1e-2, rtol=1e-3)
     other = a.float() @ b[1 - pick].float()
     assert (c - other).abs().max() > 1e-1  # the other buffer would give another product
+
+
+@triton.jit
+def _branch_half(x_ptr, y_ptr, pick, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    half = tl.arange(0, M)[:, None] * (N // 2) + tl.arange(0, N // 2)[None, :]
+    buf = tlx.local_alloc((M, N), tl.float16, 1)
+    tlx.local_store(buf[0], tl.load(x_ptr + offs))
+    if pick == 0:
+        part = tlx.local_slice(buf[0], [0, 0], [M, N // 2])
+    else:
+        part = tlx.local_slice(buf[0], [0, N // 2], [M, N // 2])
+    tl.store(y_ptr + half, tlx.local_load(part))
+
+
+@pytest.mark.parametrize("pick", [0, 1])
+def test_local_load_reads_the_slice_a_runtime_branch_picked(pick):
+    x = _fp16(64, 64, seed=11 + pick)
+    y = torch.empty((64, 32), dtype=torch.float16)
+    _branch_half[(1,)](x, y, pick, M=64, N=64)
+    torch.testing.assert_close(y, x[:, 32 * pick:32 * (pick + 1)])
