@@ -100,36 +100,32 @@ def _attrs_key(ph: Placeholder, drop: tuple[str, ...] = ()) -> str:
 def _structure(module: Any) -> dict[int, _Carrier]:
     """Value id -> carrier, for every ``scf.for`` iter_arg and result and every ``scf.if`` result of ``module``.
 
-    Found by the walk order: children come before their parent, so each region's ``scf.yield`` is seen before the
-    op owning the region; a stack of yields pairs them up (nested ops take theirs first).
+    Each region's ``scf.yield`` is found by the region it sits in (``block.get_parent()``), so an op of another kind
+    with yields of its own cannot be mistaken for a loop's or a branch's.
     """
+    ops: list[Any] = []
+    module.walk(lambda op: ops.append(op) if op.get_name() in ("scf.yield", "scf.for", "scf.if") else None)
+    yields = {op.get_block().get_parent().id(): op for op in ops if op.get_name() == "scf.yield"}
     out: dict[int, _Carrier] = {}
-    yields: list[Any] = []
-
-    def visit(op: Any) -> None:
-        name = op.get_name()
-        if name in ("scf.yield", "scf.condition"):
-            yields.append(op)
-        elif name == "scf.for":
-            body = yields.pop()
+    for op in ops:
+        n = op.get_num_results()
+        if op.get_name() == "scf.for" and n:
+            body = yields.get(op.get_region(0).id())
+            if body is None or body.get_num_operands() != n:
+                continue
             block = body.get_block()
-            for k in range(op.get_num_results()):
+            for k in range(n):
                 sources = [op.get_operand(3 + k), body.get_operand(k)]
                 arg, res = block.get_argument(k + 1), op.get_result(k)
                 out[arg.id()] = _Carrier(arg, sources, ("start", block))
                 out[res.id()] = _Carrier(res, sources, ("after", op))
-        elif name == "scf.if":
-            has_else = not op.get_region(1).empty()
-            els = yields.pop() if has_else else None
-            then = yields.pop()
-            if els is not None:
-                for k in range(op.get_num_results()):
-                    res = op.get_result(k)
-                    out[res.id()] = _Carrier(res, [then.get_operand(k), els.get_operand(k)], ("after", op))
-        elif name == "scf.while":
-            del yields[-2:]
-
-    module.walk(visit)
+        elif op.get_name() == "scf.if" and n:
+            then, els = yields.get(op.get_region(0).id()), yields.get(op.get_region(1).id())
+            if then is None or els is None or then.get_num_operands() != n or els.get_num_operands() != n:
+                continue
+            for k in range(n):
+                res = op.get_result(k)
+                out[res.id()] = _Carrier(res, [then.get_operand(k), els.get_operand(k)], ("after", op))
     return out
 
 
