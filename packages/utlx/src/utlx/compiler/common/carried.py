@@ -12,7 +12,10 @@ over the same allocation, differing only in the index, the lowering
 * once every placeholder is lowered, replaces each source view's i32 by its index (:func:`finish`), so the loop
   or the branch really carries the index at run time.
 
-Views of different allocations (or of different shapes of chain) reaching one value stay an error naming the op.
+Two different views picked by one ``scf.if`` (other slices of a buffer, other allocations of one type) cannot share
+an index: a second ``scf.if`` on the same condition builds each branch's view and yields the descriptor (Meta's
+``hopper_gemm_ws`` picks B's half so for its 2-CTA multicast). Views of different allocations reaching one loop
+value, or views of different types, stay an error naming the op.
 """
 
 from __future__ import annotations
