@@ -23,12 +23,14 @@ COMPILE: dict[str, str] = {
         'UtlxCompileError: utlx.storage_alias_spec: its block-scales members (uint8/int8) need tensor mem',
     'wheel.blackwell-gdpa':
         "CompilationError: NameError('p1_view is not defined')",
-    'fork.blackwell-gdpa':
-        'UtlxCompileError: utlx.tcgen05_mma: its B operand does not come directly from a TLX op (it was c',
 }
 
 #: case id -> first error under TRITON_INTERPRET=1
 INTERPRET: dict[str, str] = {
+    'wheel.blackwell-gdpa':
+        "UnboundLocalError: cannot access local variable 'p1_view' where it is not associated with a valu",
+    'fork.blackwell-gdpa':
+        'UtlxHazardError: local_load reads o0_buf[0] at blackwell-gdpa.py:435 in gdpa_kernel_tma_ws_black',
 }
 
 #: Triton minor version -> case id -> first error on that version only (None: works there although listed above)

@@ -25,11 +25,14 @@ VIEW_OPS = ("local_view", "local_slice", "local_trans", "local_reinterpret", "lo
 ASYNC_COPY_OPS = ("async_load", "buffer_load_to_local")
 
 
-def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozenset()) -> dict[int, str]:
+def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozenset(),
+                      aliases: dict[int, list[int]] | None = None) -> dict[int, str]:
     """``{alloc uid: role}``: ``mma`` when a view of the buffer is a wgmma operand, ``dot`` when it is
     read with ``local_load`` (register-staged dot operand), ``tma`` when TMA writes it, ``remote`` when another CTA
     stores into it (``remote.py``: row-major, unswizzled), ``async`` when one of
-    the AMD direct-to-LDS copies ``direct_copies`` (placeholder uids) writes it, else ``""``."""
+    the AMD direct-to-LDS copies ``direct_copies`` (placeholder uids) writes it, else ``""``. ``aliases``: handle
+    id -> ids of the views reaching it (views carried through loops and branches: ``carried.py``)."""
+    aliases = aliases or {}
     root: dict[int, int] = {}  # placeholder result id -> alloc uid
     roles: dict[int, str] = {}
     for ph in found:
@@ -63,6 +66,7 @@ def infer_alloc_roles(found: list[Placeholder], direct_copies: set[int] = frozen
             uses = [(ph.handles[0].id(), "tma")]
         elif ph.name in ASYNC_COPY_OPS and ph.uid in direct_copies and ph.handles:
             uses = [(ph.handles[0].id(), "async")]
+        uses = [(view, role) for hid, role in uses for view in aliases.get(hid, [hid])]
         for hid, role in uses:
             src = root.get(hid)
             if src is None:

@@ -25,7 +25,7 @@ from tritonx import Target
 
 from utlx import compat
 
-from . import drain, layouts, placeholders
+from . import carried, drain, layouts, placeholders
 from .errors import UtlxCompileError, shared_memory_error
 from .placeholders import Placeholder, dtype_of_name
 from .target import smem_limit, target_of
@@ -66,7 +66,7 @@ class Lowering:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
         v = ph.handles[i]
         key = v.id()
-        if key not in self.real:
+        if key not in self.real and carried.resolve(self, v) is None:
             raise UtlxCompileError(ph.name, f"its {what} does not come directly from a TLX op (it was carried "
                                    "through a loop, a branch or a function call). Create views inside the loop "
                                    f"from the buffers allocated outside it ({ph.describe()})")
@@ -111,7 +111,10 @@ class Lowering:
         return None if op is None else compat.constant_int(op)
 
     def fact(self, ph: Placeholder, i: int) -> dict:
-        return self.facts.get(ph.handles[i].id(), {})
+        v = ph.handles[i]
+        if v.id() not in self.facts and v.id() not in self.real:
+            carried.resolve(self, v)  # a view carried through a loop or a branch (carried.py)
+        return self.facts.get(v.id(), {})
 
     def convert(self, value: Any, dtype: Any, shape: list[int], layout: Any) -> Any:
         """``value`` (a tensor of ``dtype`` x ``shape``) converted to register ``layout``."""
@@ -227,7 +230,8 @@ def lower_found(module: Any, found: list[Placeholder], arch: str | None, *, prob
     if vendor.plan is not None:
         vendor.plan(low, found, copy_layouts or {})
     direct = {ph.uid for ph in found if low.copy_routes.get(id(ph)) == "direct"}
-    low.roles = layouts.infer_alloc_roles(found, direct)
+    carried.plan(low, found)
+    low.roles = layouts.infer_alloc_roles(found, direct, carried.aliases(low))
     if not probe:
         _check_shared_memory(found)
     for ph in found:
@@ -247,6 +251,7 @@ def lower_found(module: Any, found: list[Placeholder], arch: str | None, *, prob
             _tag_wait(wait.get_result(0), gb, 0)
     if vendor.finish is not None:
         vendor.finish(low, probe)
+    carried.finish(low)
     true_attr = gb.get_bool_attr(True)
     for ph in found:
         if id(ph) not in low.keep:

@@ -4,8 +4,8 @@ Why our own value types: a TLX buffer, view, barrier or async token has no Trito
 tracing, each is just the i32 (or dummy tensor) result of a placeholder op, wrapped here with the static
 facts later ops need at trace time (shape, element type, number of buffers) for argument checks. They
 are proper ``tlc.base_value``s so the code generator can bind them to names, pass them to ``@jit``
-helpers and, when a kernel insists, carry them through loops (the lowering then reports that as an
-unsupported use, naming the op).
+helpers and carry them through loops and branches (``carried.py`` resolves those at lowering; what it cannot
+resolve is reported naming the op).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import triton.language as tl
 
 from utlx.compiler.common import placeholders, values
 from utlx.compiler.common.args import _c, _i32, _ints, _shape, _show, _tl_name
+from utlx.compiler.common.carried import register_view_root, register_view_step
 from utlx.compiler.common.errors import UtlxCompileError
 from utlx.compiler.common.lowering import Lowering, register_lowering
 from utlx.compiler.common.mem_ops import _replace
@@ -262,6 +263,12 @@ def _lower_alloc(low: Lowering, ph: Placeholder) -> None:
         return
     if a.get("reuse"):  # the same TMEM columns as the allocation it reuses, seen as other buffers
         base = gluon.tmem(low, ph, 0, "reused allocation")
+        # A narrower reuser (bf16 P over fp32 S of the same shape) sees the base's columns as more buffers of its
+        # own: Triton's reinterpret keeps the storage size; buffers past ``num`` are never indexed.
+        per_buf = _columns(shape, dtype) * max(1, shape[0] // TMEM_LANES)
+        base_cols = _columns(list(base.shape[1:]), base.dtype) * max(1, base.shape[1] // TMEM_LANES) * base.shape[0]
+        if base_cols > a["num"] * per_buf and base_cols % per_buf == 0:
+            full = [base_cols // per_buf, *shape]
         desc = compat.tmem_reinterpret(base, dtype, full, layout, gluon.semantic(low))
         root = low.fact(ph, 0).get("root")
     else:
@@ -380,6 +387,10 @@ def _lower_store(low: Lowering, ph: Placeholder) -> None:
 
 
 register_lowering("tmem_alloc")(_lower_alloc)
+# Views carried through loops and branches are rebuilt with the carried index (common/carried.py).
+register_view_root("tmem_view", dynamic_attrs=("index",))
+register_view_step("tmem_slice")
+register_view_step("tmem_reinterpret")
 register_lowering("tmem_view")(_lower_view)
 register_lowering("tmem_slice")(_lower_slice)
 register_lowering("tmem_reinterpret")(_lower_reinterpret)
