@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 import triton
@@ -80,8 +81,12 @@ def test_in_memory_key_follows_activation(runtime):
         assert active_pair[0] in key
 
 
-def _twin_kernels():
-    """Two JIT functions with identical source (so identical stock cache keys)."""
+def _twin_kernels(directory: Path):
+    """Two JIT functions with identical source (so identical stock cache keys), written into ``directory``.
+
+    Why a directory from the caller (pytest's ``tmp_path``): a ``mkdtemp()`` here was never removed and left
+    a ``tmp*/twin_kernel.py`` in the temp folder per test.
+    """
     import textwrap
 
     src = textwrap.dedent('''
@@ -105,13 +110,10 @@ def _twin_kernels():
     ''')
     import importlib.util
     import sys
-    import tempfile
-    from pathlib import Path
 
     out = []
-    d = Path(tempfile.mkdtemp())
     for i in range(2):
-        path = d / "twin_kernel.py"  # same file name and source for both
+        path = directory / "twin_kernel.py"  # same file name and source for both
         path.write_text(src)
         spec = importlib.util.spec_from_file_location(f"twin_mod_{i}", path)
         mod = importlib.util.module_from_spec(spec)
@@ -127,8 +129,8 @@ def _compile_kernel(kernel, target="cuda:90"):
     return tritonx.compile_for(target, kernel, PROBE_SIGNATURE, PROBE_CONSTEXPRS, attrs=divisible(9))
 
 
-def test_per_kernel_pipeline_only_applies_to_that_kernel():
-    plain, bound = _twin_kernels()
+def test_per_kernel_pipeline_only_applies_to_that_kernel(tmp_path):
+    plain, bound = _twin_kernels(tmp_path)
     stock = _compile_kernel(plain)
     tritonx.pipeline(tritonx.Pipeline("kernel-only").disable("tritongpu-pipeline"))(bound)
     edited = _compile_kernel(bound)
@@ -138,8 +140,8 @@ def test_per_kernel_pipeline_only_applies_to_that_kernel():
     assert edited.hash != stock.hash == again_plain.hash
 
 
-def test_concurrent_compiles_with_different_kernel_pipelines():
-    plain, bound = _twin_kernels()
+def test_concurrent_compiles_with_different_kernel_pipelines(tmp_path):
+    plain, bound = _twin_kernels(tmp_path)
     tritonx.pipeline(tritonx.Pipeline("threaded").disable("tritongpu-pipeline"))(bound)
     results: dict = {}
     errors: list = []
