@@ -250,17 +250,45 @@ def hatch_env_name(matrix: Matrix, version: str) -> str:
 
 
 def find_hatch() -> list[str]:
-    """The command that runs hatch: $HATCH, hatch on PATH, beside this interpreter, or `python -m hatch`."""
+    """The command that runs hatch: $HATCH, hatch on PATH, beside this interpreter, or `PYTHON -m hatch`.
+
+    Why the search goes past PATH's first python3: README's `python3 -m pip install hatch && python3 -m
+    hatch run all` may install the `hatch` script where PATH does not look (pip warns and carries on), and
+    inside `hatch run` PATH's first python3 is the env's, which has no hatch. The python that runs hatch is
+    still reachable: hatch builds its envs from it (this env's base interpreter), and the user's python3
+    is still on PATH, after the env's bin.
+    """
     found = os.environ.get("HATCH") or shutil.which("hatch")
     if found:
         return [found]
     beside = Path(sys.executable).parent / "hatch"
     if beside.exists():
         return [str(beside)]
-    for python in (sys.executable, shutil.which("python3")):
-        if python and subprocess.run([python, "-m", "hatch", "--version"], capture_output=True).returncode == 0:
+    for python in _pythons_that_may_have_hatch():
+        if subprocess.run([python, "-m", "hatch", "--version"], capture_output=True).returncode == 0:
             return [python, "-m", "hatch"]
     raise MatrixError("hatch not found: put it on PATH, set HATCH=/path/to/hatch, or use --via venv")
+
+
+def _pythons_that_may_have_hatch() -> list[str]:
+    """This interpreter, its venv's base interpreter, then every python3/python on PATH; each path once.
+
+    Paths, not their targets: a venv's python is a link to its base interpreter, and which site-packages
+    it sees (with or without hatch) depends on the path it is started by."""
+    names = ("python3", "python") if os.name != "nt" else ("python.exe", "python3.exe")
+    candidates = [sys.executable, getattr(sys, "_base_executable", None)]
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidates += [os.path.join(folder, name) for name in names]
+    seen: set[str] = set()
+    pythons = []
+    for python in candidates:
+        if not python or not os.path.isfile(python) or not os.access(python, os.X_OK):
+            continue
+        key = os.path.abspath(python)
+        if key not in seen:
+            seen.add(key)
+            pythons.append(python)
+    return pythons
 
 
 def venv_python(matrix: Matrix, version: str, pattern: str | None = None) -> Path:

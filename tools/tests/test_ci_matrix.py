@@ -158,3 +158,41 @@ def test_loads_by_path_without_registering_the_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert [t.name for t in module.selected_targets(environ={"TRITONX_TARGETS": "cuda:90"})] == ["cuda:90"]
+
+
+def _fake_python(folder: Path, has_hatch: bool) -> Path:
+    """A `python3` stand-in: `-m hatch --version` succeeds only where hatch is installed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    python = folder / "python3"
+    python.write_text("#!/bin/sh\n" + ('[ "$1 $2" = "-m hatch" ] && exit 0\n' if has_hatch else "") + "exit 1\n")
+    python.chmod(0o755)
+    return python
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shell-script stand-ins for python")
+@pytest.mark.parametrize("where", ["base", "path"])
+def test_hatch_is_found_through_the_python_that_runs_it(matrix_mod, monkeypatch, tmp_path, where):
+    """README's `python3 -m pip install hatch && python3 -m hatch run all` with pip's script folder off PATH:
+    inside `hatch run`, PATH's first python3 is the env's (no hatch); the smoke step still finds hatch through
+    the env's base interpreter or the user's python3 later on PATH (it stopped with "hatch not found")."""
+    env_python = _fake_python(tmp_path / "env" / "bin", has_hatch=False)
+    user_python = _fake_python(tmp_path / "user" / "bin", has_hatch=True)
+    monkeypatch.delenv("HATCH", raising=False)
+    monkeypatch.setattr(matrix_mod.sys, "executable", str(env_python))
+    if where == "base":
+        monkeypatch.setattr(matrix_mod.sys, "_base_executable", str(user_python), raising=False)
+        monkeypatch.setenv("PATH", str(env_python.parent))
+    else:
+        monkeypatch.setattr(matrix_mod.sys, "_base_executable", str(env_python), raising=False)
+        monkeypatch.setenv("PATH", f"{env_python.parent}{matrix_mod.os.pathsep}{user_python.parent}")
+    assert matrix_mod.find_hatch() == [str(user_python), "-m", "hatch"]
+
+
+def test_no_hatch_anywhere_is_one_clear_error(matrix_mod, monkeypatch, tmp_path):
+    env_python = _fake_python(tmp_path / "env" / "bin", has_hatch=False)
+    monkeypatch.delenv("HATCH", raising=False)
+    monkeypatch.setattr(matrix_mod.sys, "executable", str(env_python))
+    monkeypatch.setattr(matrix_mod.sys, "_base_executable", str(env_python), raising=False)
+    monkeypatch.setenv("PATH", str(env_python.parent))
+    with pytest.raises(matrix_mod.MatrixError, match="hatch not found: put it on PATH"):
+        matrix_mod.find_hatch()

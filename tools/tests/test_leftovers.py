@@ -26,6 +26,22 @@ def test_a_test_run_leaves_no_triton_cache_in_the_temp_folder(folder, tmp_path):
     assert sorted(p.name for p in tmp.iterdir()) == []
 
 
+def test_tests_that_write_kernel_files_leave_nothing_in_the_temp_folder(tmp_path):
+    """Tests that write kernels to files (``@triton.jit`` needs a source file) put them under pytest's
+    ``tmp_path``: the twin-kernel cache tests once left a ``tmp*/twin_kernel.py`` per test in the temp folder."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_CACHE_DIR"}
+    env.update(TMPDIR=str(tmp), TRITON_CACHE_DIR=str(tmp_path / "triton-cache"))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           "--basetemp", str(tmp_path / "basetemp"), "packages/core/tests/test_cache.py",
+                           "-k", "per_kernel_pipeline or concurrent_compiles"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 passed" in done.stdout
+    assert sorted(p.name for p in tmp.iterdir()) == []
+
+
 @pytest.mark.parametrize("fails", [False, True])
 def test_release_smoke_without_smoke_dir_removes_its_venv(release_mod, monkeypatch, tmp_path, fails):
     seen: list[Path] = []

@@ -17,16 +17,16 @@ THRESHOLD = 4  # read by a pass below: an immutable global enters the key
 CONFIG = {"unroll": 2}  # read by a pass below: a mutable global the key cannot see
 
 
-def _twin(folder):
+def _twin():
     from test_cache import _twin_kernels
 
-    return _twin_kernels(folder)[0]
+    return _twin_kernels()[0]
 
 
 # -- item 2: a cache_key that raises -------------------------------------------------------------------
 
 
-def test_pipeline_cache_key_that_raises_names_it_and_leaves_nothing(compile_probe, tmp_path):
+def test_pipeline_cache_key_that_raises_names_it_and_leaves_nothing(compile_probe):
     bad = tritonx.Pipeline("bad-key", cache_key=lambda: str(1 / 0)).disable("tritongpu-pipeline")
     fine = tritonx.Pipeline("fine").disable("tritongpu-pipeline")
     with pytest.raises(PipelineError, match=r"pipeline 'bad-key': its cache_key\(\) raised ZeroDivisionError"):
@@ -36,7 +36,7 @@ def test_pipeline_cache_key_that_raises_names_it_and_leaves_nothing(compile_prob
     with tritonx.activate(fine):  # later activations are not poisoned
         assert tritonx.active() == (fine,)
         assert ptx_counts(compile_probe())["cp.async"] == 0
-    kernel = _twin(tmp_path)
+    kernel = _twin()
     with pytest.raises(PipelineError, match="pipeline 'bad-key'"):
         tritonx.pipeline(bad)(kernel)
     assert getattr(kernel, "__tritonx_binding__", None) is None

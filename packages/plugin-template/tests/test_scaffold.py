@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -199,16 +200,22 @@ def test_plain_cookiecutter_works_from_the_checkout(tmp_path, python_runner):
     config = tmp_path / "cookiecutter.yaml"
     config.write_text(f"replay_dir: {tmp_path / 'replay'}\ncookiecutters_dir: {tmp_path / 'cache'}\n")
     out = tmp_path / "out"
+    # cookiecutter writes each hook it runs to a tmp*.py in the temp folder and never deletes it: keep
+    # them in this test's folder, not the user's /tmp
+    hooks_tmp = tmp_path / "tmp"
+    hooks_tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(hooks_tmp))
     args = ["-m", "cookiecutter", "--no-input", "--config-file", str(config), "-o", str(out), str(template_dir())]
-    done = python_runner([*args, "package_name=cc-made", "variant=native"], cwd=tmp_path)
+    done = python_runner([*args, "package_name=cc-made", "variant=native"], cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (out / "cc-made" / "native" / "Dialect.td").is_file()
     assert not (out / "cc-made" / "src" / "cc_made" / "passes.py").exists()
     # The same validation refuses bad answers there too, and cookiecutter removes the project.
-    done = python_runner([*args, "package_name=cc-bad", "triton_range=>=3.0"], cwd=tmp_path)
+    done = python_runner([*args, "package_name=cc-bad", "triton_range=>=3.0"], cwd=tmp_path, env=env)
     assert done.returncode != 0
     assert "triton_range: '>=3.0' admits Triton" in done.stderr
     assert not (out / "cc-bad").exists()
+    assert list(hooks_tmp.glob("tmp*.py")), "cookiecutter's hook files went elsewhere (the temp folder?)"
 
 
 def test_bytecode_in_the_installed_template_does_not_reach_the_project(tmp_path, monkeypatch):
