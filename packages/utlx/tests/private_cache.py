@@ -13,11 +13,19 @@ import shutil
 import tempfile
 
 
-def use_private_triton_cache(prefix: str) -> str:
-    """Set ``TRITON_CACHE_DIR`` to a fresh folder unless it is set already; the folder made here goes at exit."""
-    if os.environ.get("TRITON_CACHE_DIR"):
-        return os.environ["TRITON_CACHE_DIR"]
+def _private_folder(var: str, prefix: str) -> str:
+    if os.environ.get(var):
+        return os.environ[var]
     folder = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    os.environ["TRITON_CACHE_DIR"] = folder
+    os.environ[var] = folder
     return folder
+
+
+def use_private_triton_cache(prefix: str) -> str:
+    """Set ``TRITON_CACHE_DIR`` to a fresh folder unless it is set already; the folder made here goes at exit.
+
+    ``TORCHINDUCTOR_CACHE_DIR`` likewise (the utlx.inductor tests import Inductor, which otherwise makes
+    ``$TMPDIR/torchinductor_$USER`` and leaves it there)."""
+    _private_folder("TORCHINDUCTOR_CACHE_DIR", prefix + "inductor-")
+    return _private_folder("TRITON_CACHE_DIR", prefix)
