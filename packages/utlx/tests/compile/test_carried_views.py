@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 import utlx as tlx
 from _helpers import compile_kernel
+from carried_kernels import branch_half, branch_view, prev_view, two_allocs
 from utlx import compat
 from utlx.compiler.common.errors import UtlxCompileError
 
@@ -24,79 +25,6 @@ needs_blackwell_tlx = pytest.mark.skipif(not compat.BLACKWELL_TLX,
 
 SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
 SIZES = {"M": 128, "N": 64, "K": 64}
-
-
-@triton.jit
-def _prev_view(a_ptr, b_ptr, c_ptr, ITERS: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
-    """c = sum over i < ITERS of a @ b_i, each MMA reading the B buffer written one iteration earlier."""
-    a_offs = tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :]
-    b_offs = tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :]
-    a = tlx.local_alloc((M, K), tl.float16, 1)
-    b = tlx.local_alloc((K, N), tl.float16, 2)
-    acc = tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)
-    done = tlx.alloc_barriers(1)
-    tlx.local_store(a[0], tl.load(a_ptr + a_offs))
-    tlx.local_store(b[0], tl.load(b_ptr + b_offs))
-    tlx.fence_async_shared()
-    prev = tlx.local_view(b, 0)
-    phase = 0
-    for i in range(1, ITERS + 1):
-        cur = tlx.local_view(b, i % 2)
-        if i < ITERS:
-            tlx.local_store(cur, tl.load(b_ptr + i * K * N + b_offs))
-            tlx.fence_async_shared()
-        tlx.async_dot(a[0], prev, acc[0], use_acc=i > 1, mBarriers=[done[0]])
-        tlx.barrier_wait(done[0], phase)
-        phase ^= 1
-        prev = cur
-    c = tlx.local_load(acc[0])
-    tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
-
-
-@triton.jit
-def _branch_view(a_ptr, b_ptr, c_ptr, pick, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
-    """c = a @ b_pick, the B buffer chosen at run time (``pick`` is 0 or 1) and its view sliced after the branch."""
-    a_offs = tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :]
-    b_offs = tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :]
-    a = tlx.local_alloc((M, K), tl.float16, 1)
-    b = tlx.local_alloc((K, N), tl.float16, 2)
-    acc = tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)
-    done = tlx.alloc_barriers(1)
-    tlx.local_store(a[0], tl.load(a_ptr + a_offs))
-    tlx.local_store(b[0], tl.load(b_ptr + b_offs))
-    tlx.local_store(b[1], tl.load(b_ptr + K * N + b_offs))
-    tlx.fence_async_shared()
-    if pick == 0:
-        chosen = tlx.local_view(b, 0)
-    else:
-        chosen = tlx.local_view(b, 1)
-    tlx.async_dot(a[0], chosen, acc[0], use_acc=False, mBarriers=[done[0]])
-    tlx.barrier_wait(done[0], 0)
-    c = tlx.local_load(acc[0])
-    tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
-
-
-@triton.jit
-def _two_allocs(a_ptr, b_ptr, c_ptr, pick, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
-    """A view of one of two different allocations through a branch (the second ``scf.if`` form)."""
-    a_offs = tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :]
-    b_offs = tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :]
-    a = tlx.local_alloc((M, K), tl.float16, 1)
-    b0 = tlx.local_alloc((K, N), tl.float16, 1)
-    b1 = tlx.local_alloc((K, N), tl.float16, 1)
-    acc = tlx.local_alloc((M, N), tl.float32, 1, tlx.storage_kind.tmem)
-    done = tlx.alloc_barriers(1)
-    tlx.local_store(a[0], tl.load(a_ptr + a_offs))
-    tlx.local_store(b0[0], tl.load(b_ptr + b_offs))
-    tlx.local_store(b1[0], tl.load(b_ptr + K * N + b_offs))
-    tlx.fence_async_shared()
-    if pick == 0:
-        chosen = tlx.local_view(b0, 0)
-    else:
-        chosen = tlx.local_view(b1, 0)
-    tlx.async_dot(a[0], chosen, acc[0], use_acc=False, mBarriers=[done[0]])
-    tlx.barrier_wait(done[0], 0)
-    tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], tlx.local_load(acc[0]))
 
 
 @triton.jit
@@ -140,7 +68,7 @@ def _check_carried(ttgir: str) -> None:
 
 @needs_blackwell_tlx
 def test_view_of_the_previous_iteration_is_indexed_by_the_carried_buffer_index():
-    k = compile_kernel(_prev_view, SIG, {"ITERS": 3, **SIZES}, "cuda:100")
+    k = compile_kernel(prev_view, SIG, {"ITERS": 3, **SIZES}, "cuda:100")
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     _check_carried(ttgir)
     # the B ring is indexed by a value of the loop (an iter_arg), not only by constants
@@ -156,7 +84,7 @@ def test_view_of_the_previous_iteration_is_indexed_by_the_carried_buffer_index()
 
 @needs_blackwell_tlx
 def test_view_picked_in_a_runtime_branch_is_rebuilt_from_the_branch_result():
-    k = compile_kernel(_branch_view, {**SIG, "pick": "i32"}, SIZES, "cuda:100")
+    k = compile_kernel(branch_view, {**SIG, "pick": "i32"}, SIZES, "cuda:100")
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     _check_carried(ttgir)
     # b is indexed by the branch's run-time result (folded to a value of ``pick``), not only by the constants 0, 1
@@ -177,7 +105,7 @@ def test_tmem_slice_of_the_previous_iteration_compiles():
 
 @needs_blackwell_tlx
 def test_views_of_two_allocations_through_one_branch_are_yielded_by_a_second_branch():
-    k = compile_kernel(_two_allocs, {**SIG, "pick": "i32"}, SIZES, "cuda:100")
+    k = compile_kernel(two_allocs, {**SIG, "pick": "i32"}, SIZES, "cuda:100")
     ttgir = k.asm["ttgir"]
     _check_carried(ttgir)
     # the view is a memory descriptor picked by an scf.if (or what the canonicalizer folds it to)
@@ -201,22 +129,8 @@ def test_a_loop_swapping_views_of_two_allocations_is_refused_naming_the_op():
     assert "tcgen05_mma" in str(exc) and "does not come directly from a TLX op" in str(exc)
 
 
-@triton.jit
-def _branch_half(x_ptr, y_ptr, pick, M: tl.constexpr, N: tl.constexpr):
-    """The column half ``pick`` of a shared buffer, chosen at run time (Hopper: views are not Blackwell-only)."""
-    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
-    half = tl.arange(0, M)[:, None] * (N // 2) + tl.arange(0, N // 2)[None, :]
-    buf = tlx.local_alloc((M, N), tl.float16, 1)
-    tlx.local_store(buf[0], tl.load(x_ptr + offs))
-    if pick == 0:
-        part = tlx.local_slice(buf[0], [0, 0], [M, N // 2])
-    else:
-        part = tlx.local_slice(buf[0], [0, N // 2], [M, N // 2])
-    tl.store(y_ptr + half, tlx.local_load(part))
-
-
 def test_slice_picked_in_a_runtime_branch_compiles_for_hopper():
-    k = compile_kernel(_branch_half, {"x_ptr": "*fp16", "y_ptr": "*fp16", "pick": "i32"}, {"M": 64, "N": 64},
+    k = compile_kernel(branch_half, {"x_ptr": "*fp16", "y_ptr": "*fp16", "pick": "i32"}, {"M": 64, "N": 64},
                        "cuda:90")
     ttgir = k.asm["ttgir"]
     _check_carried(ttgir)
