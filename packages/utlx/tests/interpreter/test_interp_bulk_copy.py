@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-import triton
-import triton.language as tl
 from bulk_kernels import bulk_rows
+from dot_kernels import dot_tile
 
 
 @pytest.mark.parametrize("size", [512, 256])
@@ -21,21 +20,10 @@ def test_bulk_async_load_copies_its_bytes_and_completes_them_on_the_barrier(size
         torch.testing.assert_close(y[i * 128:i * 128 + n], x[i * 128:i * 128 + n], rtol=0, atol=0)
 
 
-@triton.jit
-def _dot_pair(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
-    rm = tl.arange(0, M)
-    rn = tl.arange(0, N)
-    rk = tl.arange(0, K)
-    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
-    acc = tl.dot(a, b, tl.zeros((M, N), tl.float32), two_ctas=True)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
-
-
 def test_dot_two_ctas_is_each_ctas_own_dot():
     g = torch.Generator().manual_seed(3)
     a = (torch.randn(64, 32, generator=g) / 4).to(torch.float16)
     b = (torch.randn(32, 64, generator=g) / 4).to(torch.float16)
     c = torch.zeros(64, 64)
-    _dot_pair[(1,)](a, b, c, M=64, N=64, K=32)
+    dot_tile[(1,)](a, b, c, M=64, N=64, K=32, TWO_CTAS=True)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
