@@ -230,14 +230,12 @@ def resolve(low: Any, value: Any) -> Any | None:
 def _rebuild(low: Any, chain: Chain, value: Any) -> Any:
     """Lower ``chain`` again at the builder's insertion point with ``value`` as its buffer index; its real view is
     then ``low.real[value.id()]``."""
-    from .lowering import lowering_for
-
     root = chain.root
     attrs = {k: (None if k in ROOTS[root.name] else v) for k, v in root.attrs.items()}
     steps = [Rebuilt(root, [root.handles[0], value], value, attrs)]
     steps += [Rebuilt(s, [value], value, dict(s.attrs)) for s in chain.steps]
     for ph in steps:
-        lowering_for(ph.name, low.target)(low, ph)
+        low.lower(ph)
     return low.real[value.id()]
 
 

@@ -62,6 +62,11 @@ class Lowering:
     unfenced: set[int] = field(default_factory=set)  # id(placeholder) of alloc_barriers a later fence covers
     vendor: dict[str, Any] = field(default_factory=dict)  # what a vendor's lowerings keep for one run
 
+    def lower(self, ph: Placeholder) -> None:
+        """Run ``ph``'s registered lowering for this compile's target (how :mod:`.carried` rebuilds a view chain
+        without importing this module)."""
+        lowering_for(ph.name, self.target)(self, ph)
+
     def handle(self, ph: Placeholder, i: int, what: str) -> Any:
         """The real value behind handle operand ``i`` of ``ph``, or an error naming the op."""
         v = ph.handles[i]
