@@ -38,7 +38,7 @@ def _params(table: dict[str, str], only_interpreted: bool = False) -> list:
             continue
         marks = [pytest.mark.slow] if case.slow else []
         if case.id in table:
-            marks.append(pytest.mark.xfail(strict=True, raises=KnownFirstError, reason=table[case.id]))
+            marks.append(pytest.mark.xfail(strict=True, raises=KnownFirstError, reason=str(table[case.id])))
         out.append(pytest.param(case, id=case.id, marks=marks))
     return out
 
