@@ -1,7 +1,7 @@
 """The utlx FlexAttention forward template for Hopper (Inductor ``TritonTemplate`` source, TLX).
 
 Why a template of its own: stock Inductor's flex template is one warpgroup-agnostic ``tl.dot`` loop; on an H200
-it reaches about 0.6x of cuDNN's SDPA (issue 31). This one follows :mod:`utlx.kernels.hopper_flash_attention`'s
+it reaches about 0.6x of cuDNN's SDPA (issue 31). This one follows :mod:`utlx.kernels.nvidia.hopper_flash_attention`'s
 design in the form Inductor can render:
 
 * one CTA per (128-row Q tile, batch, query head); a **producer** (the default task, 4 warps) streams Q (64 rows

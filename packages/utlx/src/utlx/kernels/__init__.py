@@ -8,19 +8,6 @@
   warp-specialized producer/consumer ring), :mod:`accumulator_io`, :mod:`grid_dependency`. The TMA ring itself
   (``mainloop``, ``whole_tiles``, ``store_c``) is :mod:`utlx.kernels.nvidia.hopper_tma_persistent`'s, shared by
   split-K and stream-K.
-
-The paths from before the kernels were filed by vendor (``utlx.kernels.hopper_tma_persistent``,
-``from utlx.kernels import amd_pipelined``) still import the same modules (:mod:`utlx.kernels._old_paths`).
 """
 
 from __future__ import annotations
-
-from types import ModuleType
-
-from utlx.kernels import _old_paths
-
-_old_paths.install()
-
-
-def __getattr__(name: str) -> ModuleType:
-    return _old_paths.module_attribute(name)
