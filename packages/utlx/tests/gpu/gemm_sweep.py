@@ -322,8 +322,8 @@ def all_pairs(tiles: list[Tile], must: list[Tile] = ()) -> list[Tile]:
 
 def shipped_tiles(style: str) -> list[Tile]:
     """The configurations a shipped kernel offers (``utlx.matmul`` candidates) as sweep tiles."""
-    from utlx.kernels import (
-        amd_pipelined,
+    from utlx.kernels.amd import amd_pipelined
+    from utlx.kernels.nvidia import (
         hopper_pipelined,
         hopper_tma_persistent,
         hopper_tma_streamk,

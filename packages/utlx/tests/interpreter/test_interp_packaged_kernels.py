@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 import pytest
 import triton
 from utlx_interp_host import check_against_fp32, make_inputs
 
-kernels = pytest.importorskip("utlx.kernels")
-
-
 def _kernel_module(name: str):
     """``utlx.kernels.<vendor>.<name>``: ``amd_*`` kernels under ``amd``, ``hopper_*`` under ``nvidia``."""
-    return pytest.importorskip(f"utlx.kernels.{'amd' if name.startswith('amd_') else 'nvidia'}.{name}")
+    return importlib.import_module(f"utlx.kernels.{'amd' if name.startswith('amd_') else 'nvidia'}.{name}")
 
 _CONSTS = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=2, NUM_STAGES=3)
 
@@ -33,7 +31,7 @@ def test_pointer_gemm_kernels(module, kernel):
 
 
 def test_tma_persistent_gemm_kernel():
-    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_persistent")
+    mod = importlib.import_module("utlx.kernels.nvidia.hopper_tma_persistent")
     a, b, c = make_inputs(96, 80, 160, seed=7)
     c.zero_()
     mod.launch(a, b, c, config=(dict(_CONSTS), 4), num_sms=2)
@@ -44,7 +42,7 @@ def test_tma_persistent_gemm_kernel():
 def test_tma_persistent_gemm_kernel_column_major_operands(a_col, b_col):
     """Transposed views (``x.T``) go in as they are: descriptors over their row-major storage and a
     ``local_trans`` view for the dot (the ``_colmajor`` kernel)."""
-    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_persistent")
+    mod = importlib.import_module("utlx.kernels.nvidia.hopper_tma_persistent")
     a, b, c = make_inputs(96, 80, 160, seed=11)
     a_in = a.T.contiguous().T if a_col else a
     b_in = b.T.contiguous().T if b_col else b
