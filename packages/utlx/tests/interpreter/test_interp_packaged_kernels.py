@@ -9,6 +9,7 @@ import pytest
 import triton
 from utlx_interp_host import check_against_fp32, make_inputs
 
+
 def _kernel_module(name: str):
     """``utlx.kernels.<vendor>.<name>``: ``amd_*`` kernels under ``amd``, ``hopper_*`` under ``nvidia``."""
     return importlib.import_module(f"utlx.kernels.{'amd' if name.startswith('amd_') else 'nvidia'}.{name}")
