@@ -83,7 +83,7 @@ def test_subtiled_epilogue(module, shape, subtile, dtype, a_col, b_col):
 
 
 def test_subtiled_epilogue_rejects_a_bad_subtile():
-    tp = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_persistent")
+    tp = importlib.import_module("utlx.kernels.nvidia.hopper_tma_persistent")
     with pytest.raises(ValueError, match=r"EPILOGUE_SUBTILE must be one of \(1, 2, 4\) and divide "
                                          r"BLOCK_SIZE_N=256, got 3"):
         tp.descriptor_blocks(128, 256, 64, epilogue_subtile=3)
@@ -103,7 +103,7 @@ def test_tma_splitk_gemm_kernel(shape, split_k, dtype, a_col, b_col):
     """Every K slice adds its fp32 partial into the workspace; the last one to arrive writes C."""
     import torch
 
-    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_splitk")
+    mod = importlib.import_module("utlx.kernels.nvidia.hopper_tma_splitk")
     m, n, k = shape
     a, b, c = make_inputs(m, n, k, dtype={"fp16": torch.float16, "bf16": torch.bfloat16}[dtype], seed=m + k)
     a_in = a.T.contiguous().T if a_col else a
@@ -121,7 +121,7 @@ def test_tma_splitk_leaves_its_workspace_zeroed_for_the_next_call(shape, split_k
     the workspace all-zero after each."""
     import torch
 
-    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_splitk")
+    mod = importlib.import_module("utlx.kernels.nvidia.hopper_tma_splitk")
     m, n, k = shape
     const = dict(_CONSTS, SPLIT_K=split_k)
     numel = mod.workspace_numel(m, n, const)
@@ -140,7 +140,7 @@ def test_tma_splitk_workspace_must_start_zeroed():
     above matters). A workspace holding 1.0 everywhere gives a wrong C."""
     import torch
 
-    mod = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_splitk")
+    mod = importlib.import_module("utlx.kernels.nvidia.hopper_tma_splitk")
     const = dict(_CONSTS, SPLIT_K=2)
     a, b, c = make_inputs(40, 48, 200, seed=5)
     ws = torch.zeros(mod.workspace_numel(40, 48, const), dtype=torch.float32)

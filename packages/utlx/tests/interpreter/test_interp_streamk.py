@@ -5,6 +5,8 @@ partial round's pieces; each consumer reduces its half of a piece with a counter
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from utlx_interp_host import (
     STREAMK_CASES,
@@ -16,8 +18,8 @@ from utlx_interp_host import (
     streamk_const,
 )
 
-sk = pytest.importorskip("utlx.kernels.nvidia.hopper_tma_streamk")
-wsk = pytest.importorskip("utlx.kernels.nvidia.hopper_ws_streamk")
+sk = importlib.import_module("utlx.kernels.nvidia.hopper_tma_streamk")
+wsk = importlib.import_module("utlx.kernels.nvidia.hopper_ws_streamk")
 
 
 def _schedule(shape, programs, subtile):
