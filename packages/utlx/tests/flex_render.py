@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,7 @@ class Problem:
 def defines(p: Problem) -> dict[str, Any]:
     """The constexprs Inductor's ``def_kernel`` defines for this problem (the stock options plus utlx's)."""
     out = {"BLOCK_M": 64, "TILE_M": 128, "BLOCK_N": 128, "NUM_KV": 2, "CONSUMER_REGS": 240, "OVERLAP": False,
+           "PTX_CVT": os.environ.get("TRITON_INTERPRET", "0") != "1",  # inline PTX: not in the interpreter
            "QK_HEAD_DIM": p.d, "V_HEAD_DIM": p.d, "SPARSE_Q_BLOCK_SIZE": BLOCK, "SPARSE_KV_BLOCK_SIZE": BLOCK,
            "SM_SCALE": p.d ** -0.5, "GQA_SHARED_HEADS": p.hq // p.hkv, "HAS_FULL_BLOCKS": p.full,
            "IS_DIVISIBLE": p.q_len % BLOCK == 0 and p.kv_len % BLOCK == 0, "ROWS_GUARANTEED_SAFE": False,

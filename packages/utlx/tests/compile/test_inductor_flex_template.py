@@ -138,11 +138,12 @@ def test_document_gathers_are_issued_while_the_s_gemm_runs(document_kernels, ove
 
 def test_overlap_variant_issues_s_before_the_previous_pv(document_kernels):
     plain, fa3 = document_kernels["none", False][3], document_kernels["none", True][3]
-    assert "wgmma.wait_group.sync.aligned 1;" not in plain
-    assert all(w.count("wgmma.commit_group") <= 1 for w in plain.split("wgmma.wait_group"))
-    # FA3: S_j and P_{j-1} V_{j-1} committed back to back, then wait for S_j only (1 group left: the P V)
-    assert "wgmma.wait_group.sync.aligned 1;" in fa3
-    assert any(w.count("wgmma.commit_group") == 2 for w in fa3.split("wgmma.wait_group"))
+    waits = set(re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", plain))
+    assert waits == {"0"}, waits  # the plain loop waits for every GEMM it issues
+    # FA3: S_j, then P_{j-1} V_{j-1} (two K=64 GEMMs, one per half of P) committed back to back, then the wait for
+    # S_j only (2 groups left in flight: the P V GEMMs)
+    assert "wgmma.wait_group.sync.aligned 2;" in fa3
+    assert any(w.count("wgmma.commit_group") == 3 for w in fa3.split("wgmma.wait_group"))
 
 
 @pytest.mark.parametrize(("score_mod", "mask_mod"), [("alibi", "causal"), ("softcap", "none"), ("none", "causal")])
@@ -159,3 +160,37 @@ def test_deep_ring_variant_compiles_for_d64(tmp_path):
     _, k = _compile(tmp_path, 64, 2048, True, "fp16", score_mod="none", mask_mod="document", OVERLAP=True, NUM_KV=3)
     assert k.metadata.shared <= 232448  # sm_90's opt-in shared memory per block
     assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in k.asm["ptx"]
+
+
+def test_choices_offer_every_variant():
+    """flex.choices makes one choice per variant (autotuning picks): FA3 and plain loops, plus the 3-slot ring
+    where shared memory has room (D=64)."""
+    from utlx.inductor import flex
+
+    assert [(v["OVERLAP"], v["NUM_KV"]) for v in flex.variants(128)] == [(True, 2), (False, 2)]
+    assert [(v["OVERLAP"], v["NUM_KV"]) for v in flex.variants(64)] == [(True, 2), (False, 2), (True, 3), (False, 3)]
+
+
+def _sass_ops(cubin: bytes, tmp_path) -> list[str]:
+    """The opcodes of a cubin's SASS (cuobjdump from the Triton wheel)."""
+    import subprocess
+    from pathlib import Path
+
+    from triton.backends.nvidia import compiler as nvidia
+
+    path = tmp_path / "k.cubin"
+    path.write_bytes(cubin)
+    tool = Path(nvidia.__file__).parent / "bin" / "cuobjdump"
+    sass = subprocess.run([str(tool), "-sass", str(path)], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass, re.M)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_p_goes_to_bf16_without_byte_permutes(tmp_path, overlap):
+    """P stays in the two halves the mods ran on (the P V GEMM is two K=64 GEMMs): joining them back to 128
+    columns reordered the bf16 pairs, one PRMT per pair (64 per block, 128 in the FA3 loop)."""
+    triton.set_allocator(lambda size, align, stream: None)
+    _, k = _compile(tmp_path, 128, 2048, True, score_mod="none", mask_mod="document", OVERLAP=overlap)
+    ops = _sass_ops(k.asm["cubin"], tmp_path)
+    assert "WARPGROUP.ARRIVE" in ops  # the SASS was read (wgmma fences)
+    assert ops.count("PRMT") == 0

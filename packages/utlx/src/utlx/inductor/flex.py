@@ -101,8 +101,8 @@ def choices(recorded: dict[str, Any]) -> list[Any]:
     out: list[Any] = []
     for variant in variants(recorded.get("QK_HEAD_DIM")):
         kwargs = dict(recorded)
-        kwargs.update(BLOCK_M=TILE_M // 2, TILE_M=TILE_M, BLOCK_N=BLOCK_N, CONSUMER_REGS=240, num_warps=4,
-                      num_stages=1, USE_TMA=True, **variant)
+        kwargs.update(BLOCK_M=TILE_M // 2, TILE_M=TILE_M, BLOCK_N=BLOCK_N, CONSUMER_REGS=240, PTX_CVT=True,
+                      num_warps=4, num_stages=1, USE_TMA=True, **variant)
         error = template().maybe_append_choice(out, **kwargs)
         if error is not None:
             raise RuntimeError(f"utlx.inductor: the utlx flex template failed to generate ({variant}): {error}")

@@ -14,7 +14,8 @@ design in the form Inductor can render:
   loops, one template choice each (``OVERLAP``): the plain one waits for each GEMM; the FA3 one issues S_j and
   then P_{j-1} V_{j-1} and runs the softmax of S_j while the P V GEMM is in flight (as
   :mod:`utlx.kernels.nvidia.hopper_flash_attention`'s ``_step``);
-* the mods run on the two 64-column halves of S (a register-only split of the accumulator): a gather a mod makes
+* the mods run on the two 64-column halves of S (a register-only split of the accumulator; P stays in halves and
+  O += P V is two K=64 GEMMs, ``utlx_flex_pv``): a gather a mod makes
   with the KV index (a document mask's ``doc[kv]``) then loads 64 values, which Triton keeps in the accumulator's
   layout; at 128 it gave the load a blocked layout of its own and the softmax followed it there (S through
   shared memory every block, spills: the 0.10x document-mask cell of issue 31). A partial block's mask_mod is
@@ -133,11 +134,12 @@ import utlx.language as tlx
                                                     HAS_FULL_BLOCKS)
                     tlx.barrier_wait(k_fulls[0], 0)
                     qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[0]))
-                    p, m_i, l_i, alpha = utlx_flex_block(
+                    p_lo, p_hi, m_i, l_i, alpha = utlx_flex_block(
                         {{gen_argdefs()}}, qk, 0, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN, KV_LEN,
                         1)
                     tlx.barrier_arrive(k_empties[0])
-                    p = p.to(DTYPE)
+                    p_lo = utlx_flex_to_input(p_lo, DTYPE, PTX_CVT)
+                    p_hi = utlx_flex_to_input(p_hi, DTYPE, PTX_CVT)
                     sp = 0
                     php = 0
                     s = 1 % NUM_KV
@@ -150,14 +152,17 @@ import utlx.language as tlx
                         qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
                         acc = acc * alpha[:, None]
                         tlx.barrier_wait(v_fulls[sp], php)
-                        acc = tlx.async_dot(p, v_tiles[sp], acc)
-                        p_new, m_i, l_i, alpha = utlx_flex_block(
+                        acc = utlx_flex_pv(p_lo, p_hi, v_tiles[sp], acc, BLOCK_N // 2, V_HEAD_DIM)
+                        # S_j's wait leaves the two P V GEMMs (one per half of P) in flight: 3 groups
+                        new_lo, new_hi, m_i, l_i, alpha = utlx_flex_block(
                             {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN,
-                            KV_LEN, 2)
+                            KV_LEN, 3)
                         tlx.barrier_arrive(k_empties[s])
                         acc = tlx.async_dot_wait(0, acc)
                         tlx.barrier_arrive(v_empties[sp])
-                        p = p_new.to(DTYPE)  # only now: the P V GEMM above has finished reading P_{j-1}
+                        # only now: the P V GEMMs above have finished reading P_{j-1}
+                        p_lo = utlx_flex_to_input(new_lo, DTYPE, PTX_CVT)
+                        p_hi = utlx_flex_to_input(new_hi, DTYPE, PTX_CVT)
                         sp = s
                         php = ph
                         s1 = s + 1
@@ -166,7 +171,7 @@ import utlx.language as tlx
                         ph = ph ^ wrap
                     acc = acc * alpha[:, None]
                     tlx.barrier_wait(v_fulls[sp], php)
-                    acc = tlx.async_dot(p, v_tiles[sp], acc)
+                    acc = utlx_flex_pv(p_lo, p_hi, v_tiles[sp], acc, BLOCK_N // 2, V_HEAD_DIM)
                     acc = tlx.async_dot_wait(0, acc)
                     tlx.barrier_arrive(v_empties[sp])
             else:
@@ -178,13 +183,15 @@ import utlx.language as tlx
                                                     HAS_FULL_BLOCKS)
                     tlx.barrier_wait(k_fulls[s], ph)
                     qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
-                    p, m_i, l_i, alpha = utlx_flex_block(
+                    p_lo, p_hi, m_i, l_i, alpha = utlx_flex_block(
                         {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN, KV_LEN,
                         1)
                     tlx.barrier_arrive(k_empties[s])
                     acc = acc * alpha[:, None]
                     tlx.barrier_wait(v_fulls[s], ph)
-                    acc = tlx.async_dot(p.to(DTYPE), v_tiles[s], acc)
+                    acc = utlx_flex_pv(utlx_flex_to_input(p_lo, DTYPE, PTX_CVT),
+                                       utlx_flex_to_input(p_hi, DTYPE, PTX_CVT), v_tiles[s], acc, BLOCK_N // 2,
+                                       V_HEAD_DIM)
                     acc = tlx.async_dot_wait(0, acc)
                     tlx.barrier_arrive(v_empties[s])
                     s1 = s + 1
@@ -227,6 +234,25 @@ def utlx_flex_block_start(j, n_part, kv_idx, full_kv_idx, SPARSE_KV_BLOCK_SIZE: 
 
 
 @triton.jit
+def utlx_flex_to_input(p, dtype: tl.constexpr, PTX_CVT: tl.constexpr):
+    """P (fp32) in the P V GEMM's input dtype. bf16 with ``PTX_CVT``: one ``cvt.rn.bf16x2.f32`` per column pair
+    (left to LLVM, the FA3 loop's conversion became one cvt per element plus a PRMT per pair, 128 PRMTs per
+    block); ``PTX_CVT`` is off only where no PTX is made (the interpreter)."""
+    if PTX_CVT and dtype == tl.bfloat16:
+        return tl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f", [p], dtype=tl.bfloat16,
+                                         is_pure=True, pack=2)
+    else:
+        return p.to(dtype)
+
+
+@triton.jit
+def utlx_flex_pv(p_lo, p_hi, v_tile, acc, HALF_N: tl.constexpr, V_HEAD_DIM: tl.constexpr):
+    """O += P V for one block as two K=64 wgmma GEMMs (P's column halves against V's row halves), issued async."""
+    acc = tlx.async_dot(p_lo, tlx.local_slice(v_tile, [0, 0], [HALF_N, V_HEAD_DIM]), acc)
+    return tlx.async_dot(p_hi, tlx.local_slice(v_tile, [HALF_N, 0], [HALF_N, V_HEAD_DIM]), acc)
+
+
+@triton.jit
 def utlx_flex_block(
     {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_z, off_h, offs_m, start_n, Q_LEN, KV_LEN, PENDING: tl.constexpr,
 ):
@@ -242,13 +268,15 @@ def utlx_flex_block(
         keep_hi = utlx_flex_mask({{gen_argdefs()}}, off_z, off_h, offs_m[:, None], (offs_lo + HALF_N)[None, :],
                                  Q_LEN, KV_LEN)
         qk = tlx.async_dot_wait(PENDING - 1, qk)
-        p, m_i, l_i, alpha = utlx_flex_scores({{gen_argdefs()}}, qk, keep_lo, keep_hi, m_i, l_i, off_z, off_h,
-                                              offs_m[:, None], offs_lo[None, :], Q_LEN, KV_LEN, False)
+        p_lo, p_hi, m_i, l_i, alpha = utlx_flex_scores(
+            {{gen_argdefs()}}, qk, keep_lo, keep_hi, m_i, l_i, off_z, off_h, offs_m[:, None], offs_lo[None, :], Q_LEN,
+            KV_LEN, False)
     else:
         qk = tlx.async_dot_wait(PENDING - 1, qk)
-        p, m_i, l_i, alpha = utlx_flex_scores({{gen_argdefs()}}, qk, True, True, m_i, l_i, off_z, off_h,
-                                              offs_m[:, None], offs_lo[None, :], Q_LEN, KV_LEN, True)
-    return p, m_i, l_i, alpha
+        p_lo, p_hi, m_i, l_i, alpha = utlx_flex_scores(
+            {{gen_argdefs()}}, qk, True, True, m_i, l_i, off_z, off_h, offs_m[:, None], offs_lo[None, :], Q_LEN,
+            KV_LEN, True)
+    return p_lo, p_hi, m_i, l_i, alpha
 
 
 @triton.jit
@@ -303,8 +331,9 @@ def utlx_flex_scores(
     {{gen_argdefs()}}, qk, keep_lo, keep_hi, m_i, l_i, off_z, off_h, offs_m, offs_lo, Q_LEN, KV_LEN,
     IS_FULL_BLOCKS,
 ):
-    """The mods on the two column halves of one S block (register-only split and join of the accumulator),
-    then the online softmax step (base 2)."""
+    """The mods on the two column halves of one S block (a register-only split of the accumulator), then the
+    online softmax step (base 2). P stays in halves: the P V GEMM runs as two K=64 GEMMs (utlx_flex_pv), so P
+    never goes back to the 128-column layout (a join reorders the bf16 pairs: one PRMT per pair)."""
     {{gen_defines() | indent_except_first(1)}}
     HALF_N: tl.constexpr = BLOCK_N // 2
     qk_lo, qk_hi = tl.split(tl.permute(tl.reshape(qk, [BLOCK_M, 2, HALF_N]), [0, 2, 1]))
@@ -312,14 +341,14 @@ def utlx_flex_scores(
                           IS_FULL_BLOCKS)
     s_hi = utlx_flex_mods({{gen_argdefs()}}, qk_hi, keep_hi, off_z, off_h, offs_m, offs_lo + HALF_N, Q_LEN, KV_LEN,
                           IS_FULL_BLOCKS)
-    post_mod_scores = tl.reshape(tl.permute(tl.join(s_lo, s_hi), [0, 2, 1]), [BLOCK_M, BLOCK_N])
-    m_ij = tl.maximum(m_i, tl.max(post_mod_scores, 1))
+    m_ij = tl.maximum(m_i, tl.maximum(tl.max(s_lo, 1), tl.max(s_hi, 1)))
     if not ROWS_GUARANTEED_SAFE:
         m_ij_masked = tl.where(m_ij == float("-inf"), 0, m_ij)
     else:
         m_ij_masked = m_ij
     alpha = tl.math.exp2(m_i - m_ij_masked)
-    p = tl.math.exp2(post_mod_scores - m_ij_masked[:, None])
-    l_i = l_i * alpha + tl.sum(p, 1)
-    return p, m_ij, l_i, alpha
+    p_lo = tl.math.exp2(s_lo - m_ij_masked[:, None])
+    p_hi = tl.math.exp2(s_hi - m_ij_masked[:, None])
+    l_i = l_i * alpha + (tl.sum(p_lo, 1) + tl.sum(p_hi, 1))
+    return p_lo, p_hi, m_ij, l_i, alpha
 '''
