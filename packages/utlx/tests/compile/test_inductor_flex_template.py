@@ -68,10 +68,11 @@ def test_ptx_has_wgmma_tma_and_three_warp_groups(compiled_main):
     assert "tanh" not in ptx
 
 
+@pytest.mark.parametrize("overlap", [False, True])
 @pytest.mark.parametrize(("d", "n_ctx", "full"), [(64, 4096, True), (128, 1000, False)])
-def test_other_shapes_compile(tmp_path, d, n_ctx, full):
+def test_other_shapes_compile(tmp_path, d, n_ctx, full, overlap):
     triton.set_allocator(lambda size, align, stream: None)
-    _, k = _compile(tmp_path, d, n_ctx, full, "fp16")
+    _, k = _compile(tmp_path, d, n_ctx, full, "fp16", OVERLAP=overlap)
     ptx = k.asm["ptx"]
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx  # S = Q K^T over 128 columns
     if d == 64:

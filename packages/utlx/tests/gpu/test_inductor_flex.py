@@ -107,5 +107,6 @@ def test_document_mask_not_slower_than_no_mask(variant, only):
     _, doc_mask = _mods("document", n, g)
     ms = {}
     for name, bm in (("none", None), ("document", doc_mask)):
+        f(q, k, v, None, bm)  # compile outside the timing
         ms[name] = triton.testing.do_bench(lambda bm=bm: f(q, k, v, None, bm), warmup=25, rep=100)
     assert ms["document"] <= 1.2 * ms["none"], ms
