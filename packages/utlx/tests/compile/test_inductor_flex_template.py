@@ -10,93 +10,34 @@ The same module checks the switch (enable / disable / modes / env knob) and that
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
-import jinja2
+import flex_render
 import pytest
 import triton
-from _helpers import compile_kernel
+from _helpers import compile_kernel, ptxas_report, spills
+from flex_render import Problem
 
-ARGS = ["Q", "K", "V", "LSE", "MAX", "KV_NUM_BLKS", "KV_IDX", "FULL_KV_NUM_BLKS", "FULL_KV_IDX", "out_ptr0"]
 
-
-def _defines(d: int, n_ctx: int, full: bool) -> dict[str, object]:
-    return {"BLOCK_M": 64, "TILE_M": 128, "BLOCK_N": 128, "NUM_KV": 2, "CONSUMER_REGS": 240, "QK_HEAD_DIM": d,
-            "V_HEAD_DIM": d, "SPARSE_Q_BLOCK_SIZE": 128, "SPARSE_KV_BLOCK_SIZE": 128, "SM_SCALE": d ** -0.5,
-            "GQA_SHARED_HEADS": 4, "HAS_FULL_BLOCKS": full, "IS_DIVISIBLE": n_ctx % 128 == 0,
-            "ROWS_GUARANTEED_SAFE": False, "OUTPUT_LOGSUMEXP": True, "OUTPUT_MAX": False}
+def _problem(d: int, n_ctx: int, full: bool, score_mod: str = "alibi-literal", mask_mod: str = "causal",
+             **options) -> Problem:
+    return Problem(b=2, hq=8, hkv=2, q_len=n_ctx, kv_len=n_ctx, d=d, score_mod=score_mod, mask_mod=mask_mod,
+                   full=full, options=options)
 
 
 def render(d: int = 128, n_ctx: int = 4096, full: bool = True) -> str:
-    """The template source with Inductor's hooks replaced the way Inductor fills them (B=2, Hq=8, Hkv=2)."""
-    from utlx.inductor.flex_template import SOURCE
-
-    defines = _defines(d, n_ctx, full)
-    nb = -(-n_ctx // 128)
-    shapes = {"Q": (2, 8, n_ctx, d), "K": (2, 2, n_ctx, d), "V": (2, 2, n_ctx, d), "KV_NUM_BLKS": (1, 1, nb),
-              "KV_IDX": (1, 1, nb, nb)}
-
-    def strides(name: str) -> list[int]:
-        shape, out, acc = shapes[name], [], 1
-        for s in reversed(shape):
-            out.insert(0, acc)
-            acc *= s
-        return out
-
-    define_text = "\n".join(["INDEX_DTYPE : tl.constexpr = tl.int32"]
-                            + [f"{k} : tl.constexpr = {v!r}" for k, v in defines.items()])
-
-    def def_kernel(*names: str) -> str:
-        assert list(names) == ARGS[:-1]
-        body = "\n".join("    " + line for line in define_text.splitlines())
-        return f"@triton.jit\ndef utlx_flex_kernel({', '.join(ARGS)}):\n{body}"
-
-    def modification(subgraph_number: int, output_name: str, score: str, b: str, h: str, m: str, n: str,
-                     out: str | None = None) -> str:
-        if subgraph_number == 0:  # an ALiBi-like score_mod: what Inductor inlines is plain tl code of the names
-            return f"tmp0 = ({n} - {m}).to(tl.float32)\n{output_name} = {score} + tmp0 * 0.0625"
-        return f"{output_name} = {m} >= {n}"  # causal mask_mod
-
-    def store_output(indices, val, mask, indent_width=4, val_shape=None) -> str:
-        s = strides("Q")
-        z, h, m, dd = indices
-        return (f"tl.store(out_ptr0 + ({z} * {s[0]} + {h} * {s[1]} + {m} * {s[2]} + {dd}), "
-                f"{val}.to(out_ptr0.dtype.element_ty), {mask})")
-
-    def indent_except_first(text: str, n: int) -> str:
-        lines = text.splitlines(True)
-        return "".join(lines[:1] + [" " * 4 * n + line for line in lines[1:]])
-
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    env.filters["indent_except_first"] = indent_except_first
-    ctx = {"def_kernel": def_kernel, "stride": lambda name, i=None: (
-        ", ".join(map(str, strides(name))) if i is None else str(strides(name)[i])),
-        "size": lambda name, i: str(shapes[name][i]), "gen_argdefs": lambda: ", ".join(ARGS),
-        "gen_defines": lambda: define_text, "modification": modification, "store_output": store_output}
-    header = "import triton\nimport triton.language as tl\n"
-    return header + env.from_string(SOURCE).render(**ctx)
+    """The template source with Inductor's hooks filled (B=2, Hq=8, Hkv=2, an ALiBi-like score_mod, causal)."""
+    return flex_render.render(_problem(d, n_ctx, full))
 
 
-def load(src: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _compile(tmp_path, d: int, n_ctx: int, full: bool, dtype: str = "bf16"):
-    src = render(d, n_ctx, full)
-    module = load(src, tmp_path, f"utlx_flex_render_{d}_{n_ctx}_{int(full)}")
-    sig = {name: f"*{dtype}" for name in ("Q", "K", "V", "out_ptr0")}
-    full_list = "*i32" if full else "*fp32"  # without full blocks Inductor passes empty float tensors for them
-    sig.update(LSE="*fp32", MAX="*fp32", KV_NUM_BLKS="*i32", KV_IDX="*i32", FULL_KV_NUM_BLKS=full_list,
-               FULL_KV_IDX=full_list)
-    return src, compile_kernel(module.utlx_flex_kernel, sig, {}, "cuda:90", 4)
+def _compile(tmp_path, d: int, n_ctx: int, full: bool, dtype: str = "bf16", score_mod: str = "alibi-literal",
+             mask_mod: str = "causal", **options):
+    p = _problem(d, n_ctx, full, score_mod, mask_mod, **options)
+    src = flex_render.render(p)
+    tag = "_".join(f"{k}{int(v)}" for k, v in sorted(options.items()))
+    module = flex_render.load(src, tmp_path, f"utlx_flex_render_{d}_{n_ctx}_{int(full)}_{score_mod}_{mask_mod}_{tag}"
+                              .replace("-", "_"))
+    return src, compile_kernel(module.utlx_flex_kernel, flex_render.signature(p, dtype), {}, "cuda:90", 4)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +50,7 @@ def test_rendered_source_has_no_placeholder_and_inlines_mods(compiled_main):
     src, _ = compiled_main
     assert "{{" not in src and "{%" not in src and "}}" not in src
     assert "post_mod_scores = qk + tmp0 * 0.0625" in src  # score_mod inlined in the scores helper
-    assert "mask_mod_output = m >= n" in src
+    assert "tmp0 = m >= n" in src and "mask_mod_output = tmp0" in src  # mask_mod inlined in the mask helper
     assert src.count("tlx.async_task(") == 2
 
 
@@ -127,11 +68,133 @@ def test_ptx_has_wgmma_tma_and_three_warp_groups(compiled_main):
     assert "tanh" not in ptx
 
 
+@pytest.mark.parametrize("overlap", [False, True])
 @pytest.mark.parametrize(("d", "n_ctx", "full"), [(64, 4096, True), (128, 1000, False)])
-def test_other_shapes_compile(tmp_path, d, n_ctx, full):
+def test_other_shapes_compile(tmp_path, d, n_ctx, full, overlap):
     triton.set_allocator(lambda size, align, stream: None)
-    _, k = _compile(tmp_path, d, n_ctx, full, "fp16")
+    _, k = _compile(tmp_path, d, n_ctx, full, "fp16", OVERLAP=overlap)
     ptx = k.asm["ptx"]
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx  # S = Q K^T over 128 columns
     if d == 64:
         assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx  # O += P V, 64 wide
+
+
+# ------------------------------------------------------------------ the document-mask pathology and its fix
+#
+# What was wrong (issue 31's 0.10x cell): a mask_mod gathering with the KV index (``doc[n]``) loads as many
+# values as a block has columns. At 128 (one per thread of the consumer warpgroup) Triton's layout pass keeps
+# that load in a blocked layout of its own, and the softmax then followed it there: S went from the wgmma
+# accumulator layout to the blocked one through shared memory every block (49 KB more shared memory), the
+# softmax was computed in both layouts, and ptxas spilled 7240 bytes. The template now evaluates the mods on
+# the two 64-column halves of S (64 values per gather: rematerialised in the accumulator layout), and issues
+# the gathers before it waits for the S GEMM.
+
+def _loads_before_wait(ptx: str, load: str) -> int:
+    """How many ``load`` instructions sit in a basic block that waits for a wgmma after them and not before
+    them: issued while the GEMM the block waits for is in flight (the block is reached with it committed)."""
+    n = 0
+    for block in re.split(r"\n\$L__BB\d+_\d+:", ptx):
+        first, last = block.find(load), block.rfind(load)
+        if first >= 0 and "wgmma.wait_group" not in block[:first] and "wgmma.wait_group" in block[last:]:
+            n += block.count(load)
+    return n
+
+
+@pytest.fixture(scope="module")
+def document_kernels(tmp_path_factory):
+    """{(mask_mod, OVERLAP): (ptxas spills, shared bytes, ttgir, ptx, ptxas report)} at N_CTX 2048, D=128, bf16."""
+    triton.set_allocator(lambda size, align, stream: None)
+    tmp = tmp_path_factory.mktemp("flexdoc")
+    out = {}
+    for mask_mod in ("none", "document"):
+        for overlap in (False, True):
+            _, k = _compile(tmp, 128, 2048, True, score_mod="none", mask_mod=mask_mod, OVERLAP=overlap)
+            report = ptxas_report(k.asm["ptx"])
+            out[mask_mod, overlap] = (spills(report), k.metadata.shared, k.asm["ttgir"], k.asm["ptx"], report)
+    return out
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_document_mask_keeps_the_accumulator_layout(document_kernels, overlap):
+    (sp_none, smem_none, ttgir_none, _, _), (sp_doc, smem_doc, ttgir_doc, _, report) = (
+        document_kernels["none", overlap], document_kernels["document", overlap])
+    # ptxas keeps the wgmmas asynchronous (it serialises them, with a warning, where registers a wgmma is still
+    # reading get reused: that would undo the FA3 overlap)
+    assert "serialized" not in report and "wgmma" not in report.lower(), report
+    # S / P never leave the wgmma accumulator layout: no fp32 block tile in a blocked layout, no extra conversion
+    assert not re.search(r"tensor<64x128xf32, #blocked\d*>", ttgir_doc)
+    assert ttgir_doc.count("ttg.convert_layout") == ttgir_none.count("ttg.convert_layout")
+    assert smem_doc == smem_none  # no shared-memory round trip added by the mask
+    assert sp_none == (0, 0)
+    if overlap:  # the FA3 loop keeps P_{j-1} and O in flight besides S_j and the document ids: 240 regs are tight
+        assert max(sp_doc) <= 32, sp_doc
+    else:
+        assert sp_doc == (0, 0), sp_doc
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_document_gathers_are_issued_while_the_s_gemm_runs(document_kernels, overlap):
+    ptx = document_kernels["document", overlap][3]
+    gathers = ptx.count("ld.global.v2.b32")  # doc[n]: 8 two-column loads per 64-column half per thread
+    assert gathers >= 32, gathers
+    assert _loads_before_wait(ptx, "ld.global.v2.b32") == gathers  # every one before the wait for S
+
+
+def test_overlap_variant_issues_s_before_the_previous_pv(document_kernels):
+    plain, fa3 = document_kernels["none", False][3], document_kernels["none", True][3]
+    waits = set(re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", plain))
+    assert waits == {"0"}, waits  # the plain loop waits for every GEMM it issues
+    # FA3: S_j, then P_{j-1} V_{j-1} (two K=64 GEMMs, one per half of P) committed back to back, then the wait for
+    # S_j only (2 groups left in flight: the P V GEMMs)
+    assert "wgmma.wait_group.sync.aligned 2;" in fa3
+    assert any(w.count("wgmma.commit_group") == 3 for w in fa3.split("wgmma.wait_group"))
+
+
+@pytest.mark.parametrize(("score_mod", "mask_mod"), [("alibi", "causal"), ("softcap", "none"), ("none", "causal")])
+def test_other_mods_do_not_spill(tmp_path, score_mod, mask_mod):
+    triton.set_allocator(lambda size, align, stream: None)
+    for overlap in (False, True):
+        _, k = _compile(tmp_path, 128, 2048, True, score_mod=score_mod, mask_mod=mask_mod, OVERLAP=overlap)
+        assert spills(ptxas_report(k.asm["ptx"])) == (0, 0), (score_mod, mask_mod, overlap)
+        assert not re.search(r"tensor<64x128xf32, #blocked\d*>", k.asm["ttgir"])
+
+
+def test_deep_ring_variant_compiles_for_d64(tmp_path):
+    triton.set_allocator(lambda size, align, stream: None)
+    _, k = _compile(tmp_path, 64, 2048, True, "fp16", score_mod="none", mask_mod="document", OVERLAP=True, NUM_KV=3)
+    assert k.metadata.shared <= 232448  # sm_90's opt-in shared memory per block
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in k.asm["ptx"]
+
+
+def test_choices_offer_every_variant():
+    """flex.choices makes one choice per variant (autotuning picks): FA3 and plain loops, plus the 3-slot ring
+    where shared memory has room (D=64)."""
+    from utlx.inductor import flex
+
+    assert [(v["OVERLAP"], v["NUM_KV"]) for v in flex.variants(128)] == [(True, 2), (False, 2)]
+    assert [(v["OVERLAP"], v["NUM_KV"]) for v in flex.variants(64)] == [(True, 2), (False, 2), (True, 3), (False, 3)]
+
+
+def _sass_ops(cubin: bytes, tmp_path) -> list[str]:
+    """The opcodes of a cubin's SASS (cuobjdump from the Triton wheel)."""
+    import subprocess
+    from pathlib import Path
+
+    from triton.backends.nvidia import compiler as nvidia
+
+    path = tmp_path / "k.cubin"
+    path.write_bytes(cubin)
+    tool = Path(nvidia.__file__).parent / "bin" / "cuobjdump"
+    sass = subprocess.run([str(tool), "-sass", str(path)], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass, re.M)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_p_goes_to_bf16_without_byte_permutes(tmp_path, overlap):
+    """P stays in the two halves the mods ran on (the P V GEMM is two K=64 GEMMs): joining them back to 128
+    columns reordered the bf16 pairs, one PRMT per pair (64 per block, 128 in the FA3 loop)."""
+    triton.set_allocator(lambda size, align, stream: None)
+    _, k = _compile(tmp_path, 128, 2048, True, score_mod="none", mask_mod="document", OVERLAP=overlap)
+    ops = _sass_ops(k.asm["cubin"], tmp_path)
+    assert "WARPGROUP.ARRIVE" in ops  # the SASS was read (wgmma fences)
+    assert ops.count("PRMT") == 0

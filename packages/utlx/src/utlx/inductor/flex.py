@@ -77,13 +77,33 @@ def why_not(recorded: dict[str, Any]) -> str | None:
     return None
 
 
+#: The utlx template's variants (each one choice): ``OVERLAP`` is the FA3 consumer loop (S_{j+1} issued before
+#: the softmax of j, P_j V_j in flight during it), the plain loop waits for each GEMM; ``NUM_KV`` is the K/V ring
+#: depth. Inductor's autotuning benchmarks them all (``allow`` mode: with the stock configurations too) and keeps
+#: the fastest; which wins is a property of the GPU and the mods, not measured here.
+VARIANTS: tuple[dict[str, Any], ...] = (
+    {"OVERLAP": True, "NUM_KV": 2},
+    {"OVERLAP": False, "NUM_KV": 2},
+)
+#: Extra ring depths where shared memory has room (D=64: 3 K/V slots of 16 KB each; D=128 would need 224 KB).
+DEEP_VARIANTS: dict[int, tuple[dict[str, Any], ...]] = {
+    64: ({"OVERLAP": True, "NUM_KV": 3}, {"OVERLAP": False, "NUM_KV": 3}),
+}
+
+
+def variants(head_dim: int) -> tuple[dict[str, Any], ...]:
+    """The template kwargs of every utlx choice for this head dim."""
+    return VARIANTS + DEEP_VARIANTS.get(head_dim, ())
+
+
 def choices(recorded: dict[str, Any]) -> list[Any]:
-    """The utlx choice for a recorded stock flex template call (empty where it does not apply)."""
-    kwargs = dict(recorded)
-    kwargs.update(BLOCK_M=TILE_M // 2, TILE_M=TILE_M, BLOCK_N=BLOCK_N, NUM_KV=2, CONSUMER_REGS=240,
-                  num_warps=4, num_stages=1, USE_TMA=True)
+    """The utlx choices for a recorded stock flex template call, one per variant (empty where it does not apply)."""
     out: list[Any] = []
-    error = template().maybe_append_choice(out, **kwargs)
-    if error is not None:
-        raise RuntimeError(f"utlx.inductor: the utlx flex template failed to generate: {error}")
+    for variant in variants(recorded.get("QK_HEAD_DIM")):
+        kwargs = dict(recorded)
+        kwargs.update(BLOCK_M=TILE_M // 2, TILE_M=TILE_M, BLOCK_N=BLOCK_N, CONSUMER_REGS=240, PTX_CVT=True,
+                      num_warps=4, num_stages=1, USE_TMA=True, **variant)
+        error = template().maybe_append_choice(out, **kwargs)
+        if error is not None:
+            raise RuntimeError(f"utlx.inductor: the utlx flex template failed to generate ({variant}): {error}")
     return out

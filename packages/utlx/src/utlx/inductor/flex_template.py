@@ -10,7 +10,16 @@ design in the form Inductor can render:
   allocator before each launch); K and V have separate barriers so S = Q K^T starts before V has landed;
 * two **consumer** warpgroups (``async_task(replicate=2)``, ``setmaxnreg`` ``CONSUMER_REGS``) each own 64 rows:
   per KV block S = Q K^T on wgmma, then Inductor's inlined ``score_mod`` (``{{modification}}`` subgraph 0) and,
-  for partial blocks only, ``mask_mod`` (subgraph 1), online softmax in base 2, O += P V on wgmma;
+  for partial blocks only, ``mask_mod`` (subgraph 1), online softmax in base 2, O += P V on wgmma. Two consumer
+  loops, one template choice each (``OVERLAP``): the plain one waits for each GEMM; the FA3 one issues S_j and
+  then P_{j-1} V_{j-1} and runs the softmax of S_j while the P V GEMM is in flight (as
+  :mod:`utlx.kernels.nvidia.hopper_flash_attention`'s ``_step``);
+* the mods run on the two 64-column halves of S (a register-only split of the accumulator; P stays in halves and
+  O += P V is two K=64 GEMMs, ``utlx_flex_pv``): a gather a mod makes
+  with the KV index (a document mask's ``doc[kv]``) then loads 64 values, which Triton keeps in the accumulator's
+  layout; at 128 it gave the load a blocked layout of its own and the softmax followed it there (S through
+  shared memory every block, spills: the 0.10x document-mask cell of issue 31). A partial block's mask_mod is
+  evaluated before the wait for its S GEMM, so its gathers are in flight with the GEMM;
 * fully masked blocks are never loaded (they are not in the BlockMask's lists); rows past ``Q_LEN`` are zero
   filled by TMA and not stored, columns past ``KV_LEN`` are masked (``IS_DIVISIBLE`` False);
 * GQA through ``GQA_SHARED_HEADS`` (query head h reads KV head h // GQA_SHARED_HEADS), a batch-broadcast KV
@@ -115,34 +124,80 @@ import utlx.language as tlx
             acc = tl.zeros([BLOCK_M, V_HEAD_DIM], dtype=tl.float32)
             tlx.barrier_wait(q_fulls[cid], 0)
             q_tile = q_tiles[cid]
-            s = 0
-            ph = 0
-            for j in tl.range(0, n_part + n_full, num_stages=0):
-                start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
-                                                SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
-                                                HAS_FULL_BLOCKS)
-                tlx.barrier_wait(k_fulls[s], ph)
-                qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
-                qk = tlx.async_dot_wait(0, qk)
-                tlx.barrier_arrive(k_empties[s])
-                offs_n = start_n + tl.arange(0, BLOCK_N)
-                if j < n_part:
-                    p, m_i, l_i, alpha = utlx_flex_scores(
-                        {{gen_argdefs()}}, qk, m_i, l_i, off_zq, off_hq, offs_m[:, None], offs_n[None, :],
-                        Q_LEN, KV_LEN, IS_FULL_BLOCKS=False)
-                else:
-                    p, m_i, l_i, alpha = utlx_flex_scores(
-                        {{gen_argdefs()}}, qk, m_i, l_i, off_zq, off_hq, offs_m[:, None], offs_n[None, :],
-                        Q_LEN, KV_LEN, IS_FULL_BLOCKS=True)
-                acc = acc * alpha[:, None]
-                tlx.barrier_wait(v_fulls[s], ph)
-                acc = tlx.async_dot(p.to(DTYPE), v_tiles[s], acc)
-                acc = tlx.async_dot_wait(0, acc)
-                tlx.barrier_arrive(v_empties[s])
-                s1 = s + 1
-                wrap = (s1 == NUM_KV).to(tl.int32)
-                s = s1 - wrap * NUM_KV
-                ph = ph ^ wrap
+            n_blocks = n_part + n_full
+            if OVERLAP:
+                # FA3 intra-warpgroup overlap: S_j is issued before P_{j-1} V_{j-1}, and the softmax of S_j runs
+                # while the tensor cores do P_{j-1} V_{j-1}. Block 0 is peeled (it has no P V before it).
+                if n_blocks > 0:
+                    start_n = utlx_flex_block_start(0, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
+                                                    SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
+                                                    HAS_FULL_BLOCKS)
+                    tlx.barrier_wait(k_fulls[0], 0)
+                    qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[0]))
+                    p_lo, p_hi, m_i, l_i, alpha = utlx_flex_block(
+                        {{gen_argdefs()}}, qk, 0, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN, KV_LEN,
+                        1)
+                    tlx.barrier_arrive(k_empties[0])
+                    p_lo = utlx_flex_to_input(p_lo, DTYPE, PTX_CVT)
+                    p_hi = utlx_flex_to_input(p_hi, DTYPE, PTX_CVT)
+                    sp = 0
+                    php = 0
+                    s = 1 % NUM_KV
+                    ph = (1 // NUM_KV) & 1
+                    for j in tl.range(1, n_blocks, num_stages=0):
+                        start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
+                                                        SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
+                                                        HAS_FULL_BLOCKS)
+                        tlx.barrier_wait(k_fulls[s], ph)
+                        qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
+                        acc = acc * alpha[:, None]
+                        tlx.barrier_wait(v_fulls[sp], php)
+                        acc = utlx_flex_pv(p_lo, p_hi, v_tiles[sp], acc, BLOCK_N // 2, V_HEAD_DIM)
+                        # S_j's wait leaves the two P V GEMMs (one per half of P) in flight: 3 groups
+                        new_lo, new_hi, m_i, l_i, alpha = utlx_flex_block(
+                            {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN,
+                            KV_LEN, 3)
+                        tlx.barrier_arrive(k_empties[s])
+                        acc = tlx.async_dot_wait(0, acc)
+                        tlx.barrier_arrive(v_empties[sp])
+                        # only now: the P V GEMMs above have finished reading P_{j-1}
+                        p_lo = utlx_flex_to_input(new_lo, DTYPE, PTX_CVT)
+                        p_hi = utlx_flex_to_input(new_hi, DTYPE, PTX_CVT)
+                        sp = s
+                        php = ph
+                        s1 = s + 1
+                        wrap = (s1 == NUM_KV).to(tl.int32)
+                        s = s1 - wrap * NUM_KV
+                        ph = ph ^ wrap
+                    acc = acc * alpha[:, None]
+                    tlx.barrier_wait(v_fulls[sp], php)
+                    acc = utlx_flex_pv(p_lo, p_hi, v_tiles[sp], acc, BLOCK_N // 2, V_HEAD_DIM)
+                    acc = tlx.async_dot_wait(0, acc)
+                    tlx.barrier_arrive(v_empties[sp])
+            else:
+                s = 0
+                ph = 0
+                for j in tl.range(0, n_blocks, num_stages=0):
+                    start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
+                                                    SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
+                                                    HAS_FULL_BLOCKS)
+                    tlx.barrier_wait(k_fulls[s], ph)
+                    qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
+                    p_lo, p_hi, m_i, l_i, alpha = utlx_flex_block(
+                        {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN, KV_LEN,
+                        1)
+                    tlx.barrier_arrive(k_empties[s])
+                    acc = acc * alpha[:, None]
+                    tlx.barrier_wait(v_fulls[s], ph)
+                    acc = utlx_flex_pv(utlx_flex_to_input(p_lo, DTYPE, PTX_CVT),
+                                       utlx_flex_to_input(p_hi, DTYPE, PTX_CVT), v_tiles[s], acc, BLOCK_N // 2,
+                                       V_HEAD_DIM)
+                    acc = tlx.async_dot_wait(0, acc)
+                    tlx.barrier_arrive(v_empties[s])
+                    s1 = s + 1
+                    wrap = (s1 == NUM_KV).to(tl.int32)
+                    s = s1 - wrap * NUM_KV
+                    ph = ph ^ wrap
             # fully masked rows: l_i = 0 and m_i = -inf; O = 0 and lse = -inf as in the stock template
             l_i = tl.where(l_i == 0.0, 1, l_i)
             acc = acc / l_i[:, None]
@@ -179,10 +234,80 @@ def utlx_flex_block_start(j, n_part, kv_idx, full_kv_idx, SPARSE_KV_BLOCK_SIZE: 
 
 
 @triton.jit
-def utlx_flex_scores(
-    {{gen_argdefs()}}, qk, m_i, l_i, off_z, off_h, offs_m, offs_n, Q_LEN, KV_LEN, IS_FULL_BLOCKS,
+def utlx_flex_to_input(p, dtype: tl.constexpr, PTX_CVT: tl.constexpr):
+    """P (fp32) in the P V GEMM's input dtype. bf16 with ``PTX_CVT``: one ``cvt.rn.bf16x2.f32`` per column pair
+    (left to LLVM, the FA3 loop's conversion became one cvt per element plus a PRMT per pair, 128 PRMTs per
+    block); ``PTX_CVT`` is off only where no PTX is made (the interpreter)."""
+    if PTX_CVT and dtype == tl.bfloat16:
+        return tl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f", [p], dtype=tl.bfloat16,
+                                         is_pure=True, pack=2)
+    else:
+        return p.to(dtype)
+
+
+@triton.jit
+def utlx_flex_pv(p_lo, p_hi, v_tile, acc, HALF_N: tl.constexpr, V_HEAD_DIM: tl.constexpr):
+    """O += P V for one block as two K=64 wgmma GEMMs (P's column halves against V's row halves), issued async."""
+    acc = tlx.async_dot(p_lo, tlx.local_slice(v_tile, [0, 0], [HALF_N, V_HEAD_DIM]), acc)
+    return tlx.async_dot(p_hi, tlx.local_slice(v_tile, [HALF_N, 0], [HALF_N, V_HEAD_DIM]), acc)
+
+
+@triton.jit
+def utlx_flex_block(
+    {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_z, off_h, offs_m, start_n, Q_LEN, KV_LEN, PENDING: tl.constexpr,
 ):
-    """score_mod (and mask_mod for a partial block) on one S block, then the online softmax step (base 2)."""
+    """Block j's softmax step from its S GEMM ``qk`` (issued, not waited for): a partial block (j < n_part)
+    evaluates mask_mod first, so its gathers are in flight while the GEMM runs, then waits until at most
+    ``PENDING - 1`` GEMMs are outstanding (the overlapped variant's P V stays in flight), then score_mod and
+    the online softmax. A full block skips mask_mod."""
+    {{gen_defines() | indent_except_first(1)}}
+    HALF_N: tl.constexpr = BLOCK_N // 2
+    offs_lo = start_n + tl.arange(0, HALF_N)
+    if j < n_part:
+        keep_lo = utlx_flex_mask({{gen_argdefs()}}, off_z, off_h, offs_m[:, None], offs_lo[None, :], Q_LEN, KV_LEN)
+        keep_hi = utlx_flex_mask({{gen_argdefs()}}, off_z, off_h, offs_m[:, None], (offs_lo + HALF_N)[None, :],
+                                 Q_LEN, KV_LEN)
+        qk = tlx.async_dot_wait(PENDING - 1, qk)
+        p_lo, p_hi, m_i, l_i, alpha = utlx_flex_scores(
+            {{gen_argdefs()}}, qk, keep_lo, keep_hi, m_i, l_i, off_z, off_h, offs_m[:, None], offs_lo[None, :], Q_LEN,
+            KV_LEN, False)
+    else:
+        qk = tlx.async_dot_wait(PENDING - 1, qk)
+        p_lo, p_hi, m_i, l_i, alpha = utlx_flex_scores(
+            {{gen_argdefs()}}, qk, True, True, m_i, l_i, off_z, off_h, offs_m[:, None], offs_lo[None, :], Q_LEN,
+            KV_LEN, True)
+    return p_lo, p_hi, m_i, l_i, alpha
+
+
+@triton.jit
+def utlx_flex_mask(
+    {{gen_argdefs()}}, off_z, off_h, offs_m, offs_n, Q_LEN, KV_LEN,
+):
+    """mask_mod on a [BLOCK_M, BLOCK_N // 2] half of a block (True: keep the score).
+
+    Why halves: a gather mask_mod makes with the KV index (``doc[n]``) is a load of as many values as ``n`` has;
+    at 128 (one per thread of the warpgroup) Triton makes that load a layout anchor of its own, and the
+    softmax around it then moved to its blocked layout (S through shared memory every block, the softmax
+    computed in both layouts, 7 KB of spills: the 0.10x document-mask cell). At 64 values the load is cheap to
+    rematerialise and stays in the wgmma accumulator's layout, like everything else."""
+    {{gen_defines() | indent_except_first(1)}}
+    if IS_DIVISIBLE:
+        m = offs_m
+        n = offs_n
+    else:
+        m = offs_m % Q_LEN
+        n = offs_n % KV_LEN
+    {{ modification(subgraph_number=1, output_name="mask_mod_output", score="None", b="off_z", h="off_h", m="m",
+                    n="n") | indent_except_first(1) }}
+    return mask_mod_output
+
+
+@triton.jit
+def utlx_flex_mods(
+    {{gen_argdefs()}}, qk, keep, off_z, off_h, offs_m, offs_n, Q_LEN, KV_LEN, IS_FULL_BLOCKS,
+):
+    """score_mod on a [BLOCK_M, BLOCK_N // 2] half of an S block, then the mask (partial blocks), in base 2
+    (halves for the reason utlx_flex_mask gives: score_mod may gather with the KV index too)."""
     {{gen_defines() | indent_except_first(1)}}
     RCP_LN2: tl.constexpr = 1.44269504
     qk *= SM_SCALE
@@ -197,17 +322,33 @@ def utlx_flex_scores(
     if not IS_DIVISIBLE:
         post_mod_scores = tl.where(offs_n < KV_LEN, post_mod_scores, float("-inf"))
     if not IS_FULL_BLOCKS:
-        {{ modification(subgraph_number=1, output_name="mask_mod_output", score="qk", b="off_z", h="off_h", m="m",
-                        n="n") | indent_except_first(2) }}
-        post_mod_scores = tl.where(mask_mod_output, post_mod_scores, float("-inf"))
-    post_mod_scores *= RCP_LN2
-    m_ij = tl.maximum(m_i, tl.max(post_mod_scores, 1))
+        post_mod_scores = tl.where(keep, post_mod_scores, float("-inf"))
+    return post_mod_scores * RCP_LN2
+
+
+@triton.jit
+def utlx_flex_scores(
+    {{gen_argdefs()}}, qk, keep_lo, keep_hi, m_i, l_i, off_z, off_h, offs_m, offs_lo, Q_LEN, KV_LEN,
+    IS_FULL_BLOCKS,
+):
+    """The mods on the two column halves of one S block (a register-only split of the accumulator), then the
+    online softmax step (base 2). P stays in halves: the P V GEMM runs as two K=64 GEMMs (utlx_flex_pv), so P
+    never goes back to the 128-column layout (a join reorders the bf16 pairs: one PRMT per pair)."""
+    {{gen_defines() | indent_except_first(1)}}
+    HALF_N: tl.constexpr = BLOCK_N // 2
+    qk_lo, qk_hi = tl.split(tl.permute(tl.reshape(qk, [BLOCK_M, 2, HALF_N]), [0, 2, 1]))
+    s_lo = utlx_flex_mods({{gen_argdefs()}}, qk_lo, keep_lo, off_z, off_h, offs_m, offs_lo, Q_LEN, KV_LEN,
+                          IS_FULL_BLOCKS)
+    s_hi = utlx_flex_mods({{gen_argdefs()}}, qk_hi, keep_hi, off_z, off_h, offs_m, offs_lo + HALF_N, Q_LEN, KV_LEN,
+                          IS_FULL_BLOCKS)
+    m_ij = tl.maximum(m_i, tl.maximum(tl.max(s_lo, 1), tl.max(s_hi, 1)))
     if not ROWS_GUARANTEED_SAFE:
         m_ij_masked = tl.where(m_ij == float("-inf"), 0, m_ij)
     else:
         m_ij_masked = m_ij
     alpha = tl.math.exp2(m_i - m_ij_masked)
-    p = tl.math.exp2(post_mod_scores - m_ij_masked[:, None])
-    l_i = l_i * alpha + tl.sum(p, 1)
-    return p, m_ij, l_i, alpha
+    p_lo = tl.math.exp2(s_lo - m_ij_masked[:, None])
+    p_hi = tl.math.exp2(s_hi - m_ij_masked[:, None])
+    l_i = l_i * alpha + (tl.sum(p_lo, 1) + tl.sum(p_hi, 1))
+    return p_lo, p_hi, m_ij, l_i, alpha
 '''
