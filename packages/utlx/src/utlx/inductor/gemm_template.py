@@ -1,0 +1,102 @@
+"""The utlx Hopper GEMM templates for Inductor's mm / addmm / bmm (``TritonTemplate`` sources, TLX).
+
+Why templates of their own: stock Inductor's Hopper TMA template (``mm_persistent_tma``) is a ``tl.dot`` loop that
+Triton pipelines by itself; utlx's persistent GEMM (:mod:`utlx.kernels.nvidia.hopper_tma_persistent`) runs an
+explicit ring instead, and these templates *are* that kernel in the form Inductor renders:
+
+* one program per SM walks output tiles ``pid, pid + NUM_SMS, ...`` (grouped order, ``GROUP_M`` row tiles);
+* A and B come in by TMA (device-side descriptors made in the kernel from Inductor's pointers and strides:
+  Inductor installs Triton's scratch allocator before each launch) into a ``NUM_STAGES``-slot shared-memory
+  ring tracked by mbarriers, and asynchronous wgmma keeps one dot in flight
+  (:func:`utlx.kernels.nvidia.hopper_tma_persistent.mainloop`, the shipped kernel's main loop, called as is);
+* a column-major operand (``x.T``, e.g. a ``linear`` weight) is read through a descriptor over its transpose and a
+  transposed shared-memory view (``A_COL`` / ``B_COL``), as the shipped ``_colmajor`` kernel does;
+* the epilogue is Inductor's ``{{store_output}}`` instead of the shipped kernel's TMA store, so Inductor's own
+  epilogue (addmm's ``beta * bias + alpha * acc``) and every pointwise node it fuses (GELU, SiLU * up, casts) run
+  on the fp32 accumulator in registers before the single store.
+
+``bmm``: the batch is the grid's second axis; each program makes its descriptors over its batch's matrices once.
+The ``{{...}}`` placeholders are Inductor's template hooks (``def_kernel``, ``size``, ``stride``, ``store_output``).
+"""
+
+from __future__ import annotations
+
+#: What the generated kernel module imports (``import utlx.language`` switches the TLX plugin on in whatever process
+#: Inductor compiles the kernel in; the main loop and tile order are the shipped kernel's ``@triton.jit`` helpers).
+_HEADER = r'''
+import utlx.language as tlx
+from utlx.kernels.nvidia.hopper_tma_persistent import alloc_a, alloc_b, mainloop
+from utlx.kernels.tiles import grouped_tile
+'''
+
+#: The descriptors, ring and persistent tile loop; ``{base_a}`` / ``{base_b}`` are the operands' base pointers
+#: (offset by the batch for bmm), ``{store}`` the ``store_output`` call.
+_BODY = r'''
+    if A_COL:
+        a_desc = tl.make_tensor_descriptor(base={base_a}, shape=[K, M], strides=[stride_ak, 1],
+                                           block_shape=[BLOCK_K, BLOCK_M])
+    else:
+        a_desc = tl.make_tensor_descriptor(base={base_a}, shape=[M, K], strides=[stride_am, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+    if B_COL:
+        b_desc = tl.make_tensor_descriptor(base={base_b}, shape=[N, K], strides=[stride_bn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:
+        b_desc = tl.make_tensor_descriptor(base={base_b}, shape=[K, N], strides=[stride_bk, 1],
+                                           block_shape=[BLOCK_K, BLOCK_N])
+    DTYPE = A.dtype.element_ty
+    buffers_A = alloc_a(DTYPE, BLOCK_M, BLOCK_K, NUM_STAGES, A_COL)
+    buffers_B = alloc_b(DTYPE, BLOCK_N, BLOCK_K, NUM_STAGES, B_COL)
+    ready = tlx.alloc_barriers(NUM_STAGES)
+    STAGE_BYTES: tl.constexpr = (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * tlx.size_of(DTYPE)
+    num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    it = 0  # k-steps this program already ran through the ring (slot and barrier phase follow from it)
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        acc = mainloop(a_desc, b_desc, buffers_A, buffers_B, ready, it, off_m, off_n, 0, k_tiles, BLOCK_M, BLOCK_N,
+                       BLOCK_K, NUM_STAGES, STAGE_BYTES, A_COL, B_COL)
+        it += k_tiles
+        idx_m = (off_m + tl.arange(0, BLOCK_M))[:, None].to(INDEX_DTYPE)
+        idx_n = (off_n + tl.arange(0, BLOCK_N))[None, :].to(INDEX_DTYPE)
+        mask = (idx_m < M) & (idx_n < N)
+        {store}
+'''
+
+_MM_PROLOGUE = r'''
+{{def_kernel("A", "B")}}
+    M = {{size("A", 0)}}
+    N = {{size("B", 1)}}
+    K = {{size("A", 1)}}
+    stride_am = {{stride("A", 0)}}
+    stride_ak = {{stride("A", 1)}}
+    stride_bk = {{stride("B", 0)}}
+    stride_bn = {{stride("B", 1)}}
+'''
+
+_BMM_PROLOGUE = r'''
+{{def_kernel("A", "B")}}
+    M = {{size("A", 1)}}
+    N = {{size("B", 2)}}
+    K = {{size("A", 2)}}
+    stride_aq = {{stride("A", 0)}}
+    stride_am = {{stride("A", 1)}}
+    stride_ak = {{stride("A", 2)}}
+    stride_bq = {{stride("B", 0)}}
+    stride_bk = {{stride("B", 1)}}
+    stride_bn = {{stride("B", 2)}}
+    idx_q = tl.program_id(1).to(INDEX_DTYPE)
+'''
+
+_MM_STORE = ('{{store_output(("idx_m", "idx_n"), "acc", "mask", indent_width=8, '
+             'val_shape=("BLOCK_M", "BLOCK_N"))}}')
+_BMM_STORE = ('{{store_output(("idx_q", "idx_m", "idx_n"), "acc", "mask", indent_width=8, '
+              'val_shape=("BLOCK_M", "BLOCK_N"))}}')
+
+#: The mm / addmm template (addmm's bias is Inductor's prefix input, read by its epilogue in ``store_output``).
+MM_SOURCE = _HEADER + _MM_PROLOGUE + _BODY.format(base_a="A", base_b="B", store=_MM_STORE)
+#: The bmm template: the batch is ``tl.program_id(1)``.
+BMM_SOURCE = _HEADER + _BMM_PROLOGUE + _BODY.format(base_a="A + idx_q * stride_aq", base_b="B + idx_q * stride_bq",
+                                                    store=_BMM_STORE)
