@@ -17,8 +17,8 @@ from typing import Any
 import jinja2
 
 #: Epilogues the stand-in ``store_output`` can emit: none, addmm's bias (``beta * bias + alpha * acc``, bias a row
-#: vector of N), and bias followed by exact GELU (``0.5 x (1 + erf(x / sqrt 2))``, Inductor's default; spelled ``tl.math.erf``, which
-#: the interpreter runs, where Inductor writes ``libdevice.erf``: the same function).
+#: vector of N), and bias followed by exact GELU (``0.5 x (1 + erf(x / sqrt 2))``, Inductor's default; spelled
+#: ``tl.math.erf``, which the interpreter runs, where Inductor writes ``libdevice.erf``: the same function).
 EPILOGUES = ("none", "bias", "bias_gelu")
 
 

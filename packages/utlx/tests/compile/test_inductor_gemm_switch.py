@@ -151,3 +151,17 @@ def test_configs_short_m_and_bmm_sms():
     wide = gemm.template_kwargs(4096, 4096, 4, True, False, 132)
     assert len(wide) == len(gemm.CONFIGS) and {c["NUM_SMS"] for c in wide} == {33}
     assert all(c["A_COL"] and not c["B_COL"] for c in wide)
+
+
+def test_env_knob_installs_the_gemm_choices_too():
+    """``UTLX_INDUCTOR=allow`` and ``import utlx`` alone: the choices handler is in place in that process."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import utlx, sys; from torch._inductor.virtualized import V; from torch._inductor import config; "
+            "print(type(V.choices).__name__, config.inductor_choices_class.__name__, V.choices.uuid().split(':')[1])")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "UTLX_INDUCTOR": "allow"},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["UtlxInductorChoices", "UtlxInductorChoices", "allow"]

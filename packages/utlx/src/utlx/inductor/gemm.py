@@ -141,8 +141,9 @@ def why_not(kernel_inputs: Any, op_name: str) -> str | None:
     dtype = mat1.get_dtype()
     if dtype not in (torch.float16, torch.bfloat16) or mat2.get_dtype() != dtype:
         return f"dtypes {dtype}/{mat2.get_dtype()} (fp16 or bf16, both the same)"
-    if kernel_inputs.out_dtype() != dtype:
-        return f"output dtype {kernel_inputs.out_dtype()} (the inputs' only)"
+    out_dtype = kernel_inputs.output_layout().dtype
+    if out_dtype != dtype:
+        return f"output dtype {out_dtype} (the inputs' only)"
     for name, node in (("mat1", mat1), ("mat2", mat2)):
         _, reason = operand_layout(node)
         if reason is not None:
@@ -285,15 +286,16 @@ def _choices_class(base: type) -> type:
             inner = getattr(super(), "uuid", None)
             return _uuid() + (f"+{inner()}" if callable(inner) else "")
 
+        # the leading parameters as torch 2.14 names them; whatever follows goes through as given
         def _finalize_template_configs(self, template_choices: Any, kernel_inputs: Any, templates: Any,
-                                       op_name: str, kwarg_overrides: Any = None) -> list[Any]:
-            stock = super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name,
-                                                       kwarg_overrides)
+                                       op_name: str, *args: Any, **kwargs: Any) -> list[Any]:
+            stock = super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name, *args,
+                                                       **kwargs)
             return finalize(self, stock, kernel_inputs, templates, op_name)
 
-        def get_template_configs(self, kernel_inputs: Any, templates: Any, op_name: str,
-                                 kwarg_overrides: Any = None) -> list[Any]:
-            return count(super().get_template_configs(kernel_inputs, templates, op_name, kwarg_overrides), op_name)
+        def get_template_configs(self, kernel_inputs: Any, templates: Any, op_name: str, *args: Any,
+                                 **kwargs: Any) -> list[Any]:
+            return count(super().get_template_configs(kernel_inputs, templates, op_name, *args, **kwargs), op_name)
 
         def override_best_choice(self, best_choice: Any, timings: Any) -> Any:
             best_choice = super().override_best_choice(best_choice, timings)
