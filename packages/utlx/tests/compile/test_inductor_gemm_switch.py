@@ -140,10 +140,14 @@ def test_nothing_without_max_autotune_and_off_is_stock():
         before = dict(ui.stats["gemm"]["added"])
         got = template_choices("mm", _mm_inputs(graph))
         assert not _utlx(got) and ui.stats["gemm"]["added"] == before
+    ui.disable()
     with fake_hopper(), lowering() as graph:
+        never = [(type(c).__name__, c.description) for c in template_choices("mm", _mm_inputs(graph))]
         ui.enable("allow")
+        assert _utlx(template_choices("mm", _mm_inputs(graph)))
         ui.disable()
-        assert not _utlx(template_choices("mm", _mm_inputs(graph)))
+        after = [(type(c).__name__, c.description) for c in template_choices("mm", _mm_inputs(graph))]
+    assert after == never and not any(gemm.MM_NAME in d for _, d in after)
 
 
 def test_configs_short_m_and_bmm_sms():

@@ -9,12 +9,12 @@ template's configurations come from the heuristic registered for ``(template uid
 ``register_template_heuristic``. So utlx needs no patch here:
 
 * a subclass of the active ``InductorChoices`` (installed by :func:`install` with ``V.set_choices_handler`` for
-  this thread and ``config.inductor_choices_class`` for others, whose ``uuid()`` puts utlx's mode and template
-  sources in the FX graph cache key) overrides ``_finalize_template_configs``: where Inductor offers its own
-  Triton GEMM template (``mm`` for mm/addmm, ``bmm`` for bmm: that is, in max-autotune with the Triton backend)
-  and the utlx kernel applies (:func:`why_not`), it appends the utlx template's choices (``allow``: they
-  compete in the autotuning benchmark with cuBLAS and stock Triton, which keeps cuBLAS where it wins) or returns
-  only them (``force``; addmm's separate aten call is emptied too);
+  this thread and, where torch has it (2.14), ``config.inductor_choices_class`` for others, whose ``uuid()`` puts
+  utlx's mode and template sources in the FX graph cache key) overrides ``_finalize_template_configs``: where
+  Inductor offers its own Triton GEMM template (``mm`` for mm/addmm, ``bmm`` for bmm: that is, in max-autotune
+  with the Triton backend) and the utlx kernel applies (:func:`why_not`), it appends the utlx template's choices
+  (``allow``: they compete in the autotuning benchmark with cuBLAS and stock Triton, which keeps cuBLAS where it
+  wins) or returns only them (``force``; addmm's separate aten call is emptied too);
 * the utlx templates' configurations come from heuristics registered with ``register_template_heuristic`` under
   utlx's own template names (addmm's reuses Inductor's ``AddMMConfigMixin`` for its bias epilogue);
 * ``override_best_choice`` (called after the benchmark) counts whether a utlx choice won.
@@ -321,8 +321,10 @@ def install(mode: str) -> None:
     cls = _choices_class(base)
     restore = V.set_choices_handler(cls())
     restore.__enter__()  # already in place; __exit__ puts the prior handler back
-    _installed.update(restore=restore, factory=config.inductor_choices_class, cls=cls)
-    config.inductor_choices_class = cls
+    _installed.update(restore=restore, cls=cls)
+    if hasattr(config, "inductor_choices_class"):  # a config of torch 2.14 (and the FX cache key's uuid() source)
+        _installed["factory"] = config.inductor_choices_class
+        config.inductor_choices_class = cls
 
 
 def uninstall() -> None:
@@ -334,6 +336,6 @@ def uninstall() -> None:
     from torch._inductor import config
 
     _installed["restore"].__exit__(None, None, None)
-    if config.inductor_choices_class is _installed["cls"]:
+    if "factory" in _installed and config.inductor_choices_class is _installed["cls"]:
         config.inductor_choices_class = _installed["factory"]
     _installed.clear()
