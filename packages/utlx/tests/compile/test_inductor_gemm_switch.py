@@ -169,3 +169,21 @@ def test_env_knob_installs_the_gemm_choices_too():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["UtlxInductorChoices", "UtlxInductorChoices", "allow"]
+
+
+def test_stock_heuristics_are_untouched():
+    """utlx registers heuristics under its own template names only: the stock templates' stay torch's."""
+    from torch._inductor.kernel.bmm import bmm_template
+    from torch._inductor.kernel.mm import mm_template, persistent_tma_mm_template
+    from torch._inductor.template_heuristics.registry import (
+        _TEMPLATE_HEURISTIC_REGISTRY,
+        get_registered_heuristic_class,
+    )
+
+    gemm.heuristics()
+    ours = {key for key, cls in _TEMPLATE_HEURISTIC_REGISTRY.items() if cls.__module__ == gemm.__name__}
+    uid = {op: t.uid for op, t in gemm.templates().items()}
+    assert ours == {(uid["mm"], "cuda", "mm"), (uid["addmm"], "cuda", "addmm"), (uid["bmm"], "cuda", "bmm")}
+    stock = [(t.uid, "cuda", op) for t in (mm_template, persistent_tma_mm_template) for op in ("mm", "addmm")]
+    for key in [*stock, (bmm_template.uid, "cuda", "bmm")]:
+        assert get_registered_heuristic_class(*key).__module__.startswith("torch._inductor."), key

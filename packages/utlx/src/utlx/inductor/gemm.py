@@ -124,9 +124,9 @@ def operand_layout(node: Any) -> tuple[bool | None, str | None]:
     if offset % 8 or any(s % 8 for s in strides[:-2]):
         return None, f"offset {offset} / batch stride {strides[:-2]} not 16-byte aligned"
     inner, outer = strides[-1], strides[-2]
-    if inner == 1 and (outer % 8 == 0 or sizes[-2] == 1):
+    if inner == 1 and outer > 0 and outer % 8 == 0:
         return False, None
-    if outer == 1 and inner % 8 == 0:
+    if outer == 1 and inner > 0 and inner % 8 == 0:
         return True, None
     return None, f"strides {strides} (TMA: one unit stride, the other a multiple of 8 elements)"
 
