@@ -187,3 +187,41 @@ def test_stock_heuristics_are_untouched():
     stock = [(t.uid, "cuda", op) for t in (mm_template, persistent_tma_mm_template) for op in ("mm", "addmm")]
     for key in [*stock, (bmm_template.uid, "cuda", "bmm")]:
         assert get_registered_heuristic_class(*key).__module__.startswith("torch._inductor."), key
+
+
+@pytest.mark.parametrize("mode", ["allow", "force"])
+def test_inductors_own_lowerings_offer_the_utlx_choices(mode):
+    """Inductor's real ``tuned_mm`` / ``tuned_addmm`` / ``tuned_bmm`` (only the autotuning benchmark stubbed: it
+    needs the GPU): what they hand ``autotune_select_algorithm`` has utlx's choices next to cuBLAS (allow) or alone
+    (force, addmm's separate aten call included)."""
+    from unittest import mock
+
+    from torch._inductor.kernel import bmm as bmm_module
+    from torch._inductor.kernel import mm as mm_module
+
+    seen: dict[str, list] = {}
+    ui.enable(mode)
+    with fake_hopper(), lowering() as graph:
+        a, b = _mm_inputs(graph)
+        bias = input_node(graph, "bias", [384], [1])
+        x = input_node(graph, "x", [2, 256, 512], contiguous([2, 256, 512]))
+        y = input_node(graph, "y", [2, 512, 384], contiguous([2, 512, 384]))
+
+        def select(name, choices, *args, **kwargs):
+            seen[name] = list(choices)
+            return a, None
+
+        with mock.patch.object(mm_module, "autotune_select_algorithm", select), \
+                mock.patch.object(bmm_module, "autotune_select_algorithm", select):
+            mm_module.tuned_mm(a, b)
+            mm_module.tuned_addmm(bias, a, b)
+            bmm_module.tuned_bmm(x, y)
+    assert set(seen) == {"mm", "addmm", "bmm"}
+    for name, choices in seen.items():
+        mine = _utlx(choices)
+        assert len(mine) == len(gemm.CONFIGS), name
+        if mode == "force":
+            assert len(choices) == len(mine), (name, _names(choices))
+        else:
+            assert any(type(c).__name__ == "ExternKernelCaller" for c in choices), name  # cuBLAS stays
+            assert len(choices) > len(mine) + 1, name  # and stock Triton

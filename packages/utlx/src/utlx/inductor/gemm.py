@@ -319,9 +319,8 @@ def install(mode: str) -> None:
     prior = V.choices
     base = type(prior) if isinstance(prior, hooks["InductorChoices"]) else hooks["InductorChoices"]
     cls = _choices_class(base)
-    restore = V.set_choices_handler(cls())
-    restore.__enter__()  # already in place; __exit__ puts the prior handler back
-    _installed.update(restore=restore, cls=cls)
+    V.set_choices_handler(cls())  # in place at once (the context manager it returns is not needed)
+    _installed.update(prior=prior, cls=cls)
     if hasattr(config, "inductor_choices_class"):  # a config of torch 2.14 (and the FX cache key's uuid() source)
         _installed["factory"] = config.inductor_choices_class
         config.inductor_choices_class = cls
@@ -334,8 +333,9 @@ def uninstall() -> None:
     if not _installed:
         return
     from torch._inductor import config
+    from torch._inductor.virtualized import V
 
-    _installed["restore"].__exit__(None, None, None)
+    V.set_choices_handler(_installed["prior"])
     if "factory" in _installed and config.inductor_choices_class is _installed["cls"]:
         config.inductor_choices_class = _installed["factory"]
     _installed.clear()
