@@ -64,7 +64,8 @@ def test_allow_appends_utlx_choices_and_keeps_every_stock_one():
         before = dict(ui.stats["gemm"]["added"])
         got = template_choices("mm", _mm_inputs(graph))
     mine = _utlx(got)
-    assert len(mine) == len(gemm.CONFIGS)
+    assert len(mine) == gemm.offered("mm") == len(gemm.CONFIGS) + len(gemm.WS_CONFIGS)
+    assert sum("CONSUMER_REGS" in c.description for c in mine) == len(gemm.WS_CONFIGS)  # the warp-specialized ones
     assert [c.name for c in got if not gemm.is_utlx_choice(c)][:1] == stock[:1]  # aten (cuBLAS) first, kept
     assert len(got) == len(stock) + len(mine)
     assert ui.stats["gemm"]["added"]["mm"] == before.get("mm", 0) + 1
@@ -152,6 +153,8 @@ def test_nothing_without_max_autotune_and_off_is_stock():
 
 def test_configs_short_m_and_bmm_sms():
     assert {(c["BLOCK_M"], c["num_warps"]) for c in gemm.template_kwargs(32, 4096, 1, False, False, 132)} == {(64, 4)}
+    assert gemm.template_kwargs(32, 4096, 1, False, False, 132, ws=True) == []
+    assert {c["CONSUMER_REGS"] for c in gemm.template_kwargs(4096, 4096, 1, False, False, 132, ws=True)} == {232}
     wide = gemm.template_kwargs(4096, 4096, 4, True, False, 132)
     assert len(wide) == len(gemm.CONFIGS) and {c["NUM_SMS"] for c in wide} == {33}
     assert all(c["A_COL"] and not c["B_COL"] for c in wide)
@@ -182,8 +185,8 @@ def test_stock_heuristics_are_untouched():
 
     gemm.heuristics()
     ours = {key for key, cls in _TEMPLATE_HEURISTIC_REGISTRY.items() if cls.__module__ == gemm.__name__}
-    uid = {op: t.uid for op, t in gemm.templates().items()}
-    assert ours == {(uid["mm"], "cuda", "mm"), (uid["addmm"], "cuda", "addmm"), (uid["bmm"], "cuda", "bmm")}
+    assert ours == {(gemm.templates()[name].uid, "cuda", op) for name, op in gemm.heuristics()}
+    assert len(ours) == 5 and all(key[0].startswith("triton::utlx_hopper_") for key in ours)
     stock = [(t.uid, "cuda", op) for t in (mm_template, persistent_tma_mm_template) for op in ("mm", "addmm")]
     for key in [*stock, (bmm_template.uid, "cuda", "bmm")]:
         assert get_registered_heuristic_class(*key).__module__.startswith("torch._inductor."), key
@@ -219,7 +222,7 @@ def test_inductors_own_lowerings_offer_the_utlx_choices(mode):
     assert set(seen) == {"mm", "addmm", "bmm"}
     for name, choices in seen.items():
         mine = _utlx(choices)
-        assert len(mine) == len(gemm.CONFIGS), name
+        assert len(mine) == gemm.offered(name), name
         if mode == "force":
             assert len(choices) == len(mine), (name, _names(choices))
         else:

@@ -25,7 +25,7 @@ from gemm_render import load, mm_defines, render
 torch = pytest.importorskip("torch")
 
 from utlx.inductor import gemm  # noqa: E402
-from utlx.inductor.gemm_template import BMM_SOURCE, MM_SOURCE  # noqa: E402
+from utlx.inductor.gemm_template import BMM_SOURCE, MM_SOURCE, WS_MM_SOURCE  # noqa: E402
 from utlx.kernels.nvidia.hopper_tma_persistent import SMEM_LIMIT  # noqa: E402
 
 TMA_LOAD = re.compile(r"cp\.async\.bulk\.tensor\.2d\.shared::(cta|cluster)\.global\.mbarrier::complete_tx::bytes")
@@ -98,7 +98,7 @@ def test_bmm_template_renders_and_compiles(tmp_path):
 # --- rendered by Inductor itself --------------------------------------------------------------------------------
 
 
-def _inductor_kernel(op: str, tmp_name: str):
+def _inductor_kernel(op: str, tmp_name: str, ws: bool = False):
     import utlx.inductor as ui
     from inductor_fake_hopper import contiguous, fake_hopper, generated_source, input_node, lowering, template_choices
 
@@ -116,15 +116,15 @@ def _inductor_kernel(op: str, tmp_name: str):
     finally:
         ui.disable()
     choice = next(c for c in choices if "BLOCK_M=128" in c.description and "BLOCK_N=128" in c.description
-                  and "num_warps=8" in c.description)
+                  and ("CONSUMER_REGS" in c.description if ws else "num_warps=8" in c.description))
     src = generated_source(choice)
     spec = importlib.util.spec_from_file_location(tmp_name, choice.bmreq.module_path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[tmp_name] = module
     spec.loader.exec_module(module)
-    kernel = next(v for name, v in vars(module).items() if name.startswith("triton_utlx_hopper_tma"))
+    kernel = next(v for name, v in vars(module).items() if name.startswith("triton_utlx_hopper_"))
     meta = kernel.triton_meta
-    return src, compile_kernel(kernel.fn, dict(meta["signature"]), {}, "cuda:90", 8)
+    return src, compile_kernel(kernel.fn, dict(meta["signature"]), {}, "cuda:90", 4 if ws else 8)
 
 
 @pytest.mark.parametrize("op", ["mm", "addmm", "bmm"])
@@ -140,3 +140,30 @@ def test_inductor_renders_the_template_and_it_compiles(op):
     ptx = k.asm["ptx"]
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ptx
     assert TMA_LOAD.search(ptx) and "mbarrier.try_wait" in ptx
+
+
+@pytest.mark.parametrize("op", ["mm", "addmm"])
+def test_inductor_renders_the_warp_specialized_template_and_it_compiles(op):
+    src, k = _inductor_kernel(op, f"utlx_inductor_rendered_ws_{op}", ws=True)
+    assert "ws_ring.produce(" in src and "replicate=2" in src and src.count("tl.store(out_ptr0") == 1
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert ttgir.count("ttg.warp_specialize(") == 1 and "requestedRegisters = array<i32: 232, 232>" in ttgir
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ptx
+    assert TMA_LOAD.search(ptx) and "mbarrier.try_wait" in ptx
+    assert k.metadata.shared <= SMEM_LIMIT
+
+
+@pytest.mark.parametrize("config", gemm.WS_CONFIGS, ids=lambda c: "x".join(map(str, c)))
+def test_warp_specialized_configs_compile_with_the_fused_epilogue(tmp_path, config):
+    bm, bn, bk, stages, warps = config
+    m = n = kk = 4096
+    defines = dict(mm_defines(bm, bn, bk, stages, b_col=True), CONSUMER_REGS=gemm.CONSUMER_REGS)
+    src = render(WS_MM_SOURCE, defines, {"A": (m, kk), "B": (kk, n), "C": (m, n)}, strides={"B": [1, kk]},
+                 epilogue="bias_gelu")
+    module = load(src, tmp_path, f"utlx_ws_render_{bm}_{bn}_{stages}")
+    sig = {"A": "*bf16", "B": "*bf16", "in_ptr2": "*bf16", "out_ptr0": "*bf16"}
+    k = compile_kernel(module.utlx_gemm_kernel, sig, {}, "cuda:90", warps)
+    assert k.metadata.shared <= SMEM_LIMIT, (config, k.metadata.shared)
+    assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16.f32.bf16.bf16" in k.asm["ptx"]
+    assert "math.erf" in k.asm["ttgir"] and k.asm["ttgir"].count("ttg.warp_specialize(") == 1

@@ -35,7 +35,7 @@ import threading
 from typing import Any
 
 from utlx import compat
-from utlx.inductor.gemm_template import BMM_SOURCE, MM_SOURCE
+from utlx.inductor.gemm_template import BMM_SOURCE, MM_SOURCE, WS_MM_SOURCE
 
 OPS = ("mm", "addmm", "bmm")
 #: (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, num_warps): utlx.matmul's H100/H200 persistent configurations that fit
@@ -47,8 +47,17 @@ CONFIGS = (
     (128, 128, 64, 4, 4),
     (64, 256, 64, 4, 4),
 )
+#: The warp-specialized template's (mm / addmm only): num_warps is the producer's (the default task); the two
+#: consumer warpgroups get ``CONSUMER_REGS`` registers each (``setmaxnreg``; 2 x 128 x 232 + 128 x 40 of the SM's
+#: 64K). 128x256x64 with 3 stages compiles to 176 KB of shared memory, 128x128x64 with 4 to 144 KB.
+WS_CONFIGS = (
+    (128, 256, 64, 3, 4),
+    (128, 128, 64, 4, 4),
+)
+CONSUMER_REGS = 232
 MM_NAME = "utlx_hopper_tma_mm"
 BMM_NAME = "utlx_hopper_tma_bmm"
+WS_NAME = "utlx_hopper_ws_mm"
 #: The grid's second axis (bmm's batch) is at most this on CUDA.
 MAX_GRID_Y = 65535
 
@@ -83,12 +92,21 @@ def bmm_grid(b: Any, m: Any, n: Any, meta: dict[str, Any], *, cdiv: Any, min: An
 
 @functools.cache
 def templates() -> dict[str, Any]:
-    """The two ``TritonTemplate`` objects, by op (made once: Inductor refuses a second template of one name)."""
+    """The ``TritonTemplate`` objects by name (made once: Inductor refuses a second template of one name)."""
     from torch._inductor.select_algorithm import SymbolicGridFn, TritonTemplate
 
-    mm = TritonTemplate(name=MM_NAME, grid=SymbolicGridFn(mm_grid), source=MM_SOURCE)
-    bmm = TritonTemplate(name=BMM_NAME, grid=SymbolicGridFn(bmm_grid), source=BMM_SOURCE)
-    return {"mm": mm, "addmm": mm, "bmm": bmm}
+    return {MM_NAME: TritonTemplate(name=MM_NAME, grid=SymbolicGridFn(mm_grid), source=MM_SOURCE),
+            BMM_NAME: TritonTemplate(name=BMM_NAME, grid=SymbolicGridFn(bmm_grid), source=BMM_SOURCE),
+            WS_NAME: TritonTemplate(name=WS_NAME, grid=SymbolicGridFn(mm_grid), source=WS_MM_SOURCE)}
+
+
+#: The utlx templates each op gets, by name: the persistent one, and for mm / addmm the warp-specialized one.
+OP_TEMPLATES = {"mm": (MM_NAME, WS_NAME), "addmm": (MM_NAME, WS_NAME), "bmm": (BMM_NAME,)}
+
+
+def offered(op_name: str) -> int:
+    """How many utlx choices a GEMM of ``op_name`` with M > 64 gets (every configuration of its templates)."""
+    return sum(len(WS_CONFIGS if name == WS_NAME else CONFIGS) for name in OP_TEMPLATES[op_name])
 
 
 # --- where it applies -----------------------------------------------------------------------------------------
@@ -156,13 +174,18 @@ def why_not(kernel_inputs: Any, op_name: str) -> str | None:
 # --- configurations (registered template heuristics) ----------------------------------------------------------
 
 
-def template_kwargs(m: int, n: int, batch: int, a_col: bool, b_col: bool, num_sms: int) -> list[dict[str, Any]]:
+def template_kwargs(m: int, n: int, batch: int, a_col: bool, b_col: bool, num_sms: int, ws: bool = False
+                    ) -> list[dict[str, Any]]:
     """The template's keyword arguments, one dict per configuration: constexprs and launch options. Short
-    problems (``M <= 64``) keep only the 64-row tile; ``NUM_SMS`` is the SMs each batch's programs get."""
-    configs = [c for c in CONFIGS if m > 64 or c[0] == 64] or list(CONFIGS)
+    problems (``M <= 64``) keep only the 64-row tile (and get no warp-specialized choice: its tiles are 128 rows);
+    ``NUM_SMS`` is the SMs each batch's programs get."""
+    if ws:
+        configs, extra = (list(WS_CONFIGS) if m > 64 else []), {"CONSUMER_REGS": CONSUMER_REGS}
+    else:
+        configs, extra = [c for c in CONFIGS if m > 64 or c[0] == 64] or list(CONFIGS), {}
     sms = max(1, num_sms // max(1, batch))
     return [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "NUM_STAGES": stages, "NUM_SMS": sms,
-             "A_COL": a_col, "B_COL": b_col, "num_stages": 1, "num_warps": warps}
+             "A_COL": a_col, "B_COL": b_col, **extra, "num_stages": 1, "num_warps": warps}
             for bm, bn, bk, stages, warps in configs]
 
 
@@ -173,13 +196,15 @@ def _num_sms() -> int:
 
 
 @functools.cache
-def heuristics() -> dict[str, type]:
-    """Register (once) and return the heuristic classes for utlx's templates, by op."""
+def heuristics() -> dict[tuple[str, str], type]:
+    """Register (once) and return the heuristic classes of utlx's templates, by (template name, op)."""
     hooks = compat.inductor_gemm_hooks()
     base, addmm_mixin, register = hooks["TemplateConfigHeuristics"], hooks["AddMMConfigMixin"], hooks["register"]
 
     class UtlxGemmHeuristic(base):
-        """utlx's configurations for one GEMM (operand layouts read from the inputs)."""
+        """utlx's persistent configurations for one GEMM (operand layouts read from the inputs)."""
+
+        WS = False
 
         def _get_template_configs_impl(self, kernel_inputs: Any, op_name: str, **kwargs: Any) -> Any:
             mat1, mat2 = kernel_inputs.mat1mat2()
@@ -188,16 +213,25 @@ def heuristics() -> dict[str, type]:
             size = mat1.get_size()
             batch = _static_int(size[0]) if len(size) == 3 else 1
             yield from template_kwargs(_static_int(size[-2]), _static_int(mat2.get_size()[-1]), batch,
-                                       bool(a_col), bool(b_col), _num_sms())
+                                       bool(a_col), bool(b_col), _num_sms(), ws=self.WS)
 
     class UtlxAddmmHeuristic(addmm_mixin, UtlxGemmHeuristic):
         """addmm: Inductor's ``beta * bias + alpha * acc`` epilogue on the bias (its prefix input)."""
 
-    uid = {op: template.uid for op, template in templates().items()}  # "triton::<name>"
-    register(uid["mm"], "cuda", op_name="mm")(UtlxGemmHeuristic)
-    register(uid["addmm"], "cuda", op_name="addmm")(UtlxAddmmHeuristic)
-    register(uid["bmm"], "cuda", op_name="bmm")(UtlxGemmHeuristic)
-    return {"mm": UtlxGemmHeuristic, "addmm": UtlxAddmmHeuristic, "bmm": UtlxGemmHeuristic}
+    class UtlxWsGemmHeuristic(UtlxGemmHeuristic):
+        """The warp-specialized template's configurations."""
+
+        WS = True
+
+    class UtlxWsAddmmHeuristic(addmm_mixin, UtlxWsGemmHeuristic):
+        """addmm on the warp-specialized template."""
+
+    classes = {(MM_NAME, "mm"): UtlxGemmHeuristic, (MM_NAME, "addmm"): UtlxAddmmHeuristic,
+               (BMM_NAME, "bmm"): UtlxGemmHeuristic, (WS_NAME, "mm"): UtlxWsGemmHeuristic,
+               (WS_NAME, "addmm"): UtlxWsAddmmHeuristic}
+    for (name, op), cls in classes.items():
+        register(templates()[name].uid, "cuda", op_name=op)(cls)  # the uid is "triton::<name>"
+    return classes
 
 
 # --- the choices handler --------------------------------------------------------------------------------------
@@ -235,7 +269,7 @@ def finalize(handler: Any, stock: list[Any], kernel_inputs: Any, templates_in: l
         _skip(reason)
         return stock
     heuristics()
-    mine = list(handler.get_ktc(kernel_inputs, templates()[op_name], op_name))
+    mine = [ktc for name in OP_TEMPLATES[op_name] for ktc in handler.get_ktc(kernel_inputs, templates()[name], op_name)]
     _state.offered = bool(mine)
     if _mode == "force":
         return mine
@@ -270,11 +304,12 @@ def _triton_allowed(kernel_inputs: Any) -> bool:
 def is_utlx_choice(choice: Any) -> bool:
     """True for a choice made from a utlx GEMM template (its ``KernelTemplateChoice`` annotation names it)."""
     ktc = (getattr(choice, "annotations", None) or {}).get("ktc")
-    return getattr(getattr(ktc, "template", None), "name", None) in (MM_NAME, BMM_NAME)
+    return getattr(getattr(ktc, "template", None), "name", None) in (MM_NAME, BMM_NAME, WS_NAME)
 
 
 def _uuid() -> str:
-    digest = hashlib.sha256((MM_SOURCE + BMM_SOURCE + repr(CONFIGS)).encode()).hexdigest()[:16]
+    text = MM_SOURCE + BMM_SOURCE + WS_MM_SOURCE + repr((CONFIGS, WS_CONFIGS, CONSUMER_REGS))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return f"utlx.inductor.gemm:{_mode}:{digest}"
 
 

@@ -100,3 +100,63 @@ MM_SOURCE = _HEADER + _MM_PROLOGUE + _BODY.format(base_a="A", base_b="B", store=
 #: The bmm template: the batch is ``tl.program_id(1)``.
 BMM_SOURCE = _HEADER + _BMM_PROLOGUE + _BODY.format(base_a="A + idx_q * stride_aq", base_b="B + idx_q * stride_bq",
                                                     store=_BMM_STORE)
+
+_WS_HEADER = r'''
+import utlx.language as tlx
+from utlx.kernels import ws_ring
+from utlx.kernels.nvidia.hopper_tma_persistent import alloc_a, alloc_b
+'''
+
+#: Warp-specialized (:mod:`utlx.kernels.nvidia.hopper_ws_persistent`'s cooperative design in Inductor's form): the
+#: default task (the kernel's 4 warps) is the TMA producer (:func:`utlx.kernels.ws_ring.produce`: A in two
+#: ``BLOCK_M / 2``-row halves, B whole, one ``full`` barrier per slot), and two consumer warpgroups
+#: (``async_task(replicate=2)``, ``setmaxnreg`` ``CONSUMER_REGS``) each own one half of every tile: wgmma with one in
+#: flight, the slot released (``empty``, two arrivals) when the previous wgmma has read it, then ``store_output`` on
+#: their half. One replicated consumer body is what lets Inductor's ``store_output`` be rendered once.
+_WS_BODY = r'''
+    HALF_M: tl.constexpr = BLOCK_M // 2
+    if A_COL:
+        a_desc = tl.make_tensor_descriptor(base=A, shape=[K, M], strides=[stride_ak, 1],
+                                           block_shape=[BLOCK_K, HALF_M])
+    else:
+        a_desc = tl.make_tensor_descriptor(base=A, shape=[M, K], strides=[stride_am, 1],
+                                           block_shape=[HALF_M, BLOCK_K])
+    if B_COL:
+        b_desc = tl.make_tensor_descriptor(base=B, shape=[N, K], strides=[stride_bn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:
+        b_desc = tl.make_tensor_descriptor(base=B, shape=[K, N], strides=[stride_bk, 1],
+                                           block_shape=[BLOCK_K, BLOCK_N])
+    DTYPE = A.dtype.element_ty
+    bufs_A0 = alloc_a(DTYPE, HALF_M, BLOCK_K, NUM_STAGES, A_COL)
+    bufs_A1 = alloc_a(DTYPE, HALF_M, BLOCK_K, NUM_STAGES, A_COL)
+    bufs_B = alloc_b(DTYPE, BLOCK_N, BLOCK_K, NUM_STAGES, B_COL)
+    full = tlx.alloc_barriers(NUM_STAGES)
+    empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=2)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            ws_ring.produce(a_desc, b_desc, bufs_A0, bufs_A1, bufs_B, full, empty, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K,
+                            GROUP_M, NUM_STAGES, NUM_SMS, A_COL, B_COL, True)
+        with tlx.async_task(num_warps=4, registers=CONSUMER_REGS, replicate=2):
+            cid: tl.constexpr = tlx.async_task_replica_id()
+            if cid == 0:
+                bufs_A = bufs_A0
+            else:
+                bufs_A = bufs_A1
+            num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+            k_tiles = tl.cdiv(K, BLOCK_K)
+            it = 0
+            for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
+                pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+                acc = tl.zeros((HALF_M, BLOCK_N), dtype=tl.float32)
+                acc, it = ws_ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
+                acc = ws_ring.retire(acc, empty, it, NUM_STAGES)
+                idx_m = (pid_m * BLOCK_M + cid * HALF_M + tl.arange(0, HALF_M))[:, None].to(INDEX_DTYPE)
+                idx_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N))[None, :].to(INDEX_DTYPE)
+                mask = (idx_m < M) & (idx_n < N)
+                {{store_output(("idx_m", "idx_n"), "acc", "mask", indent_width=16,
+                              val_shape=("HALF_M", "BLOCK_N"))}}
+'''
+
+#: The warp-specialized mm / addmm template.
+WS_MM_SOURCE = _WS_HEADER + "from utlx.kernels.tiles import grouped_tile\n" + _MM_PROLOGUE + _WS_BODY
