@@ -93,7 +93,7 @@ def test_compiled_gemm_matches_fp32_eager_and_utlx_was_offered(case, mode, dtype
     err = (out.float() - ref).abs().max().item() / ref.abs().max().item()
     assert err < (2e-2 if dtype == torch.bfloat16 else 5e-3), err
     if mode == "force":
-        assert "triton_utlx_hopper_tma" in code  # the utlx kernel is what runs
+        assert "triton_utlx_hopper_" in code  # a utlx kernel (persistent or warp-specialized) is what runs
         if case == "linear_bias_gelu":  # the bias and the GELU are in the utlx kernel: its epilogue was fused
-            kernels = [part for part in code.split("async_compile.triton(") if "mainloop(a_desc" in part]
+            kernels = [part for part in code.split("async_compile.triton(") if "from utlx.kernels" in part]
             assert kernels and all("erf" in part and "in_ptr" in part for part in kernels), kernels[:1]

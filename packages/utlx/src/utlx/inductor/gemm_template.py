@@ -16,6 +16,8 @@ explicit ring instead, and these templates *are* that kernel in the form Inducto
   on the fp32 accumulator in registers before the single store.
 
 ``bmm``: the batch is the grid's second axis; each program makes its descriptors over its batch's matrices once.
+:data:`WS_MM_SOURCE` is the warp-specialized variant for mm / addmm (:mod:`utlx.kernels.nvidia.hopper_ws_persistent`'s
+cooperative design: a TMA producer task and two wgmma consumer warpgroups, see ``_WS_BODY``).
 The ``{{...}}`` placeholders are Inductor's template hooks (``def_kernel``, ``size``, ``stride``, ``store_output``).
 """
 
