@@ -11,6 +11,7 @@ source can be compiled for ``cuda:90`` by ``triton.compile``. Nothing is launche
 from __future__ import annotations
 
 import contextlib
+import os
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -38,6 +39,13 @@ def fake_hopper(max_autotune: bool = True) -> Iterator[None]:
         stack.enter_context(mock.patch.object(CudaInterface, "get_compute_capability", staticmethod(lambda *a: 90)))
         stack.enter_context(mock.patch.object(CudaInterface, "get_device_properties", staticmethod(lambda *a: PROPS)))
         stack.enter_context(config.patch(max_autotune=max_autotune))
+        yield
+
+
+@contextlib.contextmanager
+def private_inductor_cache(path: Any) -> Iterator[None]:
+    """Inductor's generated kernel files go under ``path`` (a pytest temp folder), not the system temp folder."""
+    with mock.patch.dict(os.environ, {"TORCHINDUCTOR_CACHE_DIR": str(path)}):
         yield
 
 

@@ -22,6 +22,14 @@ from torch._inductor.virtualized import V  # noqa: E402
 from utlx.inductor import gemm  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _inductor_cache(tmp_path_factory):
+    from inductor_fake_hopper import private_inductor_cache
+
+    with private_inductor_cache(tmp_path_factory.mktemp("inductor-cache")):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _off():
     ui.disable()

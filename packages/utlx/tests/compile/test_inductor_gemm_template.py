@@ -32,6 +32,14 @@ TMA_LOAD = re.compile(r"cp\.async\.bulk\.tensor\.2d\.shared::(cta|cluster)\.glob
 
 
 @pytest.fixture(autouse=True, scope="module")
+def _inductor_cache(tmp_path_factory):
+    from inductor_fake_hopper import private_inductor_cache
+
+    with private_inductor_cache(tmp_path_factory.mktemp("inductor-cache")):
+        yield
+
+
+@pytest.fixture(autouse=True, scope="module")
 def _allocator():
     triton.set_allocator(lambda size, align, stream: None)  # device-side descriptors need one (never called here)
 
