@@ -236,3 +236,22 @@ def test_inductors_own_lowerings_offer_the_utlx_choices(mode):
         else:
             assert any(type(c).__name__ == "ExternKernelCaller" for c in choices), name  # cuBLAS stays
             assert len(choices) > len(mine) + 1, name  # and stock Triton
+
+
+def test_a_torch_without_the_gemm_hooks_keeps_the_flex_side(monkeypatch):
+    """Where one GEMM hook is missing (a torch utlx does not know), enable() warns, says why in stats, and the
+    FlexAttention seams are still installed."""
+    from utlx import compat
+
+    def missing():
+        raise RuntimeError("utlx.inductor: torch 2.99 has no torch._inductor.choices.InductorChoices")
+
+    monkeypatch.setattr(compat, "inductor_gemm_hooks", missing)
+    before = type(V.choices)
+    with pytest.warns(UserWarning, match="the GEMM templates are off: utlx.inductor: torch 2.99 has no"):
+        ui.enable("allow")
+    assert ui.mode() == "allow" and type(V.choices) is before
+    assert "torch 2.99" in ui.stats["gemm"].pop("unavailable")
+    from tritonx.seams import is_installed
+
+    assert all(is_installed(seam.name) for seam in ui.SEAMS)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 from typing import Any
 
 from tritonx.seams import Seam, install, is_installed, uninstall
@@ -39,7 +40,8 @@ _mode = "off"
 #: the benchmark and the GPU tests read to know the utlx kernel really ran.
 stats: dict[str, Any] = {"added": 0, "skipped": {}}
 #: The GEMM templates' (:mod:`utlx.inductor.gemm`): lowerings that got utlx's choices (``added``, by op), that got
-#: only them (``forced``), autotuning picks that were utlx's (``chosen``), and why the others did not (``skipped``).
+#: only them (``forced``), autotuning picks that were utlx's (``chosen``), and why the others did not (``skipped``);
+#: ``unavailable`` says why the GEMM side is off where this torch lacks one of its hooks.
 stats["gemm"] = {"added": {}, "forced": {}, "chosen": 0, "skipped": {}}
 
 
@@ -101,13 +103,16 @@ def enable(mode: str = "allow") -> None:
     if mode not in ("allow", "force"):
         raise ValueError(f"utlx.inductor.enable: mode must be 'allow' or 'force', got {mode!r}")
     compat.inductor_flex_module()  # the version check, before anything is installed
-    compat.inductor_gemm_hooks()
     for seam in SEAMS:
         if not is_installed(seam.name):
             install(seam)
     from utlx.inductor import gemm
 
-    gemm.install(mode)
+    try:
+        gemm.install(mode)
+    except RuntimeError as e:  # a torch without one of the GEMM hooks: the FlexAttention side still works
+        stats["gemm"]["unavailable"] = str(e)
+        warnings.warn(f"utlx.inductor: the GEMM templates are off: {e}", stacklevel=2)
     _mode = mode
 
 
