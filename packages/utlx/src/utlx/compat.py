@@ -796,3 +796,36 @@ def inductor_flex_module() -> ModuleType:
         if not hasattr(module, name):
             raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]}'s {module.__name__} has no {name}")
     return module
+
+
+def inductor_gemm_hooks() -> dict[str, Any]:
+    """The Inductor objects :mod:`utlx.inductor.gemm` builds on, checked to exist (one line where one is missing).
+
+    All are Inductor's extension points for template choices: ``InductorChoices`` (its
+    ``_finalize_template_configs``, ``get_ktc`` and ``override_best_choice``), the template heuristic registry's
+    ``register_template_heuristic`` and ``TemplateConfigHeuristics``, ``AddMMConfigMixin`` (addmm's bias epilogue)
+    and the stock ``mm`` / ``bmm`` templates whose presence says Inductor is autotuning Triton GEMMs."""
+    version = torch_version()
+    if version not in INDUCTOR_TORCH_SUPPORTED:
+        known = ", ".join(f"{a}.{b}" for a, b in INDUCTOR_TORCH_SUPPORTED)
+        raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]} is not supported (known: {known})")
+    import importlib
+
+    where = {
+        "InductorChoices": ("torch._inductor.choices", "InductorChoices"),
+        "register": ("torch._inductor.template_heuristics.registry", "register_template_heuristic"),
+        "TemplateConfigHeuristics": ("torch._inductor.template_heuristics.base", "TemplateConfigHeuristics"),
+        "AddMMConfigMixin": ("torch._inductor.template_heuristics.triton_addmm", "AddMMConfigMixin"),
+        "mm_template": ("torch._inductor.kernel.mm", "mm_template"),
+        "bmm_template": ("torch._inductor.kernel.bmm", "bmm_template"),
+    }
+    found: dict[str, Any] = {}
+    for key, (module, name) in where.items():
+        try:
+            found[key] = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]} has no {module}.{name}") from None
+    for method in ("_finalize_template_configs", "get_ktc", "override_best_choice"):
+        if not hasattr(found["InductorChoices"], method):
+            raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]}'s InductorChoices has no {method}")
+    return found

@@ -91,7 +91,8 @@ class UtlxSettings(Settings):
     inductor = ParsedField(
         "UTLX_INDUCTOR", _inductor_mode, default="off",
         doc="`import utlx` switches the torch.compile integration on (`utlx.inductor.enable`): `allow` adds utlx's "
-            "FlexAttention template to Inductor's autotuning, `force` always uses it where it applies; `off`")
+            "FlexAttention and GEMM (mm/addmm/bmm, max-autotune) templates to Inductor's autotuning, `force` always "
+            "uses them where they apply; `off`")
     cache_dir = ParsedField(
         "UTLX_CACHE_DIR", _cache_dir, default="`$XDG_CACHE_HOME/utlx`, else `~/.cache/utlx`",
         doc="utlx's cache folder (the tuning caches' home)")

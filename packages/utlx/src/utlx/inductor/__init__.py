@@ -5,6 +5,8 @@ Off by default. ``utlx.inductor.enable(mode="allow")`` (or ``UTLX_INDUCTOR=allow
 stock template's configurations; ``mode="force"`` makes it the only choice wherever it applies. Where it does not
 apply (not an sm_90 GPU, a dtype other than fp16/bf16, head dims other than 64/128 or unequal QK and V head dims,
 BlockMask blocks not multiples of 128, decoding shapes, non-unit inner strides) the stock lowering runs unchanged.
+The same switch adds utlx's Hopper GEMM template to Inductor's mm / addmm / bmm in max-autotune
+(:mod:`utlx.inductor.gemm`: through Inductor's own ``InductorChoices`` and template heuristic hooks, no patch).
 ``disable()`` takes everything back out.
 
 How, and why this way: torch 2.11's flex lowering (``torch._inductor.kernel.flex.flex_attention``) has no
@@ -19,7 +21,9 @@ keeps the stock template: it reads the logsumexp the utlx forward writes exactly
 
 from __future__ import annotations
 
+import sys
 import threading
+import warnings
 from typing import Any
 
 from tritonx.seams import Seam, install, is_installed, uninstall
@@ -35,6 +39,10 @@ _mode = "off"
 #: How many flex lowerings got the utlx choice (``added``) and why the others did not (reason -> count): what
 #: the benchmark and the GPU tests read to know the utlx kernel really ran.
 stats: dict[str, Any] = {"added": 0, "skipped": {}}
+#: The GEMM templates' (:mod:`utlx.inductor.gemm`): lowerings that got utlx's choices (``added``, by op), that got
+#: only them (``forced``), autotuning picks that were utlx's (``chosen``), and why the others did not (``skipped``);
+#: ``unavailable`` says why the GEMM side is off where this torch lacks one of its hooks.
+stats["gemm"] = {"added": {}, "forced": {}, "chosen": 0, "skipped": {}}
 
 
 def mode() -> str:
@@ -98,6 +106,13 @@ def enable(mode: str = "allow") -> None:
     for seam in SEAMS:
         if not is_installed(seam.name):
             install(seam)
+    from utlx.inductor import gemm
+
+    try:
+        gemm.install(mode)
+    except RuntimeError as e:  # a torch without one of the GEMM hooks: the FlexAttention side still works
+        stats["gemm"]["unavailable"] = str(e)
+        warnings.warn(f"utlx.inductor: the GEMM templates are off: {e}", stacklevel=2)
     _mode = mode
 
 
@@ -105,6 +120,8 @@ def disable() -> None:
     """Switch the integration off and put stock Inductor back as it was."""
     global _mode
     _mode = "off"
+    if "utlx.inductor.gemm" in sys.modules:
+        sys.modules["utlx.inductor.gemm"].uninstall()
     for seam in reversed(SEAMS):
         if is_installed(seam.name):
             uninstall(seam)
