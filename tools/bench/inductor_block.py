@@ -19,13 +19,15 @@ the CPU (torch raises), so there only the forward is checked and timed.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 import torch
 import torch.nn.functional as F
@@ -177,13 +179,37 @@ def _switch(mode: str) -> None:
 
 
 def _stats() -> dict[str, Any]:
-    return {"added": utlx.inductor.stats["added"], "skipped": dict(utlx.inductor.stats["skipped"])}
+    return copy.deepcopy(utlx.inductor.stats)
 
 
-def _delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    skipped = {k: v - before["skipped"].get(k, 0) for k, v in after["skipped"].items()
-               if v != before["skipped"].get(k, 0)}
-    return {"added": after["added"] - before["added"], "skipped": skipped}
+def _delta(before: Any, after: Any) -> Any:
+    """What changed in ``utlx.inductor.stats`` (nested counters): the nonzero differences only."""
+    if isinstance(after, dict):
+        was = before if isinstance(before, dict) else {}
+        return {key: d for key, value in after.items() if (d := _delta(was.get(key), value))}
+    return after - (before or 0) if isinstance(after, int | float) else None
+
+
+@contextlib.contextmanager
+def output_code() -> Iterator[list[str]]:
+    """Inductor's output code of every graph compiled inside (``torch._inductor.utils.run_and_get_code``'s hook,
+    kept on: the stock ``save_output_code`` still runs)."""
+    from torch._inductor.graph import GraphLowering
+
+    codes: list[str] = []
+    stock = GraphLowering.save_output_code  # a class attribute, None unless a debug hook is set
+
+    def save_output_code(code: str) -> None:
+        codes.append(code)
+        if stock is not None:
+            stock(code)
+
+    with mock.patch.object(GraphLowering, "save_output_code", save_output_code):
+        yield codes
+
+
+#: Every utlx template kernel's source starts by importing the TLX language (``utlx.inductor.flex_template``).
+UTLX_KERNEL_MARK = "import utlx.language"
 
 
 def _grads(block: nn.Module, fn: Callable[..., torch.Tensor], x: torch.Tensor, bm: BlockMask, dy: torch.Tensor
@@ -209,6 +235,8 @@ def run_mask(shape: BlockShape, kind: str, device: str, mode: str, iters: int, b
         before = _stats()
         _switch(m)
         try:
+            stack = contextlib.ExitStack()
+            codes = stack.enter_context(output_code())
             fn = torch.compile(block, mode="max-autotune")
             t0 = time.perf_counter()
             with torch.no_grad():
@@ -228,6 +256,9 @@ def run_mask(shape: BlockShape, kind: str, device: str, mode: str, iters: int, b
                 row[f"err_grads_{m}"] = [rel_err(g, r) for g, r in zip(grads, ref_grads, strict=True)]
                 row[f"ms_fwdbwd_{m}"] = timed(lambda fn=fn: _grads(block, fn, x, bm, dy), device, iters) * 1e3
         finally:
+            stack.close()
+            row[f"graphs_{m}"] = len(codes)
+            row[f"utlx_kernels_{m}"] = sum(code.count(UTLX_KERNEL_MARK) for code in codes)
             row[f"stats_{m}"] = _delta(before, _stats())
             _switch("off")
     e_off, e_on = row["err_fwd_off"], row[f"err_fwd_{mode}"]
@@ -253,8 +284,11 @@ def describe(row: dict[str, Any], mode: str) -> list[str]:
     else:
         lines.append(f"block {row['dtype']} {row['device']} {row['mask']:9s} fwd+bwd not run: FlexAttention has no "
                      f"backward on {row['device']} in torch {torch.__version__}")
-    lines.append(f"block {row['mask']:9s} utlx.inductor.stats during the stock compile {row['stats_off']}, "
-                 f"during the {mode} compile {row[f'stats_{mode}']}; outputs identical: {row['identical_outputs']}")
+    lines.append(f"block {row['mask']:9s} utlx.inductor.stats changes: stock compile {row['stats_off']}, {mode} "
+                 f"compile {row[f'stats_{mode}']}; utlx kernels in the generated code: stock "
+                 f"{row['utlx_kernels_off']}, {mode} {row[f'utlx_kernels_{mode}']} "
+                 f"(of {row[f'graphs_{mode}']} graphs); "
+                 f"outputs identical: {row['identical_outputs']}")
     return lines
 
 
