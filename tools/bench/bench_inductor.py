@@ -198,14 +198,19 @@ def block(args: argparse.Namespace) -> bool:
     if args.block_dtype:
         shape = dataclasses.replace(shape, dtype=getattr(torch, args.block_dtype))
     print(f"block {args.block_shape} {shape} on {args.device}, utlx mode {args.block_mode}", flush=True)
+
+    def write(rows: list[dict], done: bool = False) -> None:
+        if args.json:
+            ok = bool(rows) and all(r["ok"] for r in rows)
+            with open(args.json, "w") as f:
+                json.dump({"torch": torch.__version__, "triton": __import__("triton").__version__,
+                           "device": args.device, "shape": str(shape), "mode": args.block_mode, "complete": done,
+                           "ok": ok, "rows": rows}, f, indent=1, default=str)
+
     rows = inductor_block.run(shape, args.device, tuple(args.masks), args.block_mode, args.iters,
-                              args.block_budget_s, emit=lambda line: print(line, flush=True))
+                              args.block_budget_s, emit=lambda line: print(line, flush=True), on_row=write)
+    write(rows, done=True)
     ok = bool(rows) and all(r["ok"] for r in rows)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"torch": torch.__version__, "triton": __import__("triton").__version__,
-                       "device": args.device, "shape": str(shape), "mode": args.block_mode, "ok": ok, "rows": rows},
-                      f, indent=1, default=str)
     print(f"block {'PASSED' if ok else 'FAILED'}", flush=True)
     return ok
 

@@ -293,8 +293,10 @@ def describe(row: dict[str, Any], mode: str) -> list[str]:
 
 
 def run(shape: BlockShape, device: str, masks: tuple[str, ...], mode: str = "allow", iters: int = 10,
-        budget_s: float = float("inf"), emit: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Every mask in turn (one line per failure, then the next); stops starting masks after ``budget_s``."""
+        budget_s: float = float("inf"), emit: Callable[[str], None] = print,
+        on_row: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
+    """Every mask in turn (one line per failure, then the next); stops starting masks after ``budget_s``.
+    ``on_row(rows)`` after each mask (the benchmark writes its JSON then: a run cut by a timeout keeps its rows)."""
     backward = not device.startswith("cpu")
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
@@ -307,8 +309,10 @@ def run(shape: BlockShape, device: str, masks: tuple[str, ...], mode: str = "all
         except Exception as e:  # one line per failing mask, then the next
             emit(f"block {kind} ERROR {type(e).__name__}: {str(e)[:300]}")
             rows.append({"mask": kind, "ok": False, "error": f"{type(e).__name__}: {str(e)[:300]}"})
-            continue
-        rows.append(row)
-        for line in describe(row, mode):
-            emit(line)
+        else:
+            rows.append(row)
+            for line in describe(row, mode):
+                emit(line)
+        if on_row is not None:
+            on_row(rows)
     return rows
