@@ -95,3 +95,58 @@ def test_bad_shape_is_one_clear_error(block_mod):
 
     with pytest.raises(ValueError, match="BlockShape: dim 64 / heads 3 / kv_heads 1 must divide evenly"):
         dataclasses.replace(block_mod.TINY, heads=3)
+
+
+def _sdpa_attention(q, k, v, block_mask=None, enable_gqa=False):
+    """A stand-in for flex_attention with a CPU backward (causal, as the masks tested with it)."""
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=enable_gqa)
+
+
+def test_forward_backward_path_checks_every_gradient_and_times_it(block_mod, monkeypatch):
+    """The GPU-only half of run_mask (gradients of the input and every weight vs float32, fwd+bwd timing, the
+    report lines), run here eagerly: torch.compile is the identity and the attention has a CPU backward."""
+    monkeypatch.setattr(block_mod, "flex_attention", _sdpa_attention)
+    monkeypatch.setattr(block_mod.torch, "compile", lambda model, mode=None: model)
+    row = block_mod.run_mask(block_mod.TINY, "causal", "cpu", "allow", iters=1, backward=True)
+    n_params = len(list(block_mod.Block(block_mod.TINY).parameters()))
+    assert len(row["err_grads_off"]) == len(row["err_grads_allow"]) == n_params + 1  # dx and every weight
+    assert max(row["err_grads_allow"]) < 1e-5 and row["ok"]
+    assert row["ms_fwdbwd_off"] > 0 and row["ms_fwdbwd_allow"] > 0
+    lines = block_mod.describe(row, "allow")
+    assert "fwd+bwd worst grad err stock" in lines[1] and lines[0].endswith("ok")
+
+
+def test_a_wrong_gradient_fails_the_check(block_mod, monkeypatch):
+    """The check can fail: a compiled block whose backward is wrong (here: the attention's gradient doubled)."""
+
+    class Doubled(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    monkeypatch.setattr(block_mod, "flex_attention", _sdpa_attention)
+    state = {"compiled": 0}
+
+    def compile_wrong(model, mode=None):
+        state["compiled"] += 1
+        if state["compiled"] == 1:  # stock: right
+            return model
+        return lambda x, bm: Doubled.apply(model(x, bm))
+
+    monkeypatch.setattr(block_mod.torch, "compile", compile_wrong)
+    row = block_mod.run_mask(block_mod.TINY, "causal", "cpu", "allow", iters=1, backward=True)
+    assert not row["ok"] and max(row["err_grads_allow"]) > 0.5
+
+
+def test_budget_starts_no_mask_after_it_is_spent(block_mod, monkeypatch):
+    monkeypatch.setattr(block_mod, "run_mask", lambda *a, **k: {"mask": a[1], "ok": True})
+    monkeypatch.setattr(block_mod, "describe", lambda row, mode: [f"ran {row['mask']}"])
+    lines, written = [], []
+    rows = block_mod.run(block_mod.TINY, "cpu", ("causal", "document"), budget_s=-1.0, emit=lines.append,
+                         on_row=lambda r: written.append(len(r)))
+    assert [r["mask"] for r in rows] == ["causal"] and written == [1]
+    assert lines == ["ran causal", "block document: not run (budget of -1 s spent)"]
