@@ -195,6 +195,8 @@ def bench(mode: str, iters: int, quick: bool) -> None:
 def block(args: argparse.Namespace) -> bool:
     """``--block``: the transformer block, stock vs utlx; True when every mask passed its check."""
     shape = inductor_block.TINY if args.block_shape == "tiny" else inductor_block.H200
+    if shape is inductor_block.H200 and args.device == "cpu":
+        raise SystemExit("bench_inductor --block: the h200 shape on the CPU runs for hours: use --block-shape tiny")
     if args.block_dtype:
         shape = dataclasses.replace(shape, dtype=getattr(torch, args.block_dtype))
     print(f"block {args.block_shape} {shape} on {args.device}, utlx mode {args.block_mode}", flush=True)
