@@ -2,12 +2,18 @@
 
 Usage (on a Hopper GPU)::
 
-    python tools/bench/bench_inductor.py [--check] [--bench] [--quick] [--mode force|allow]
+    python tools/bench/bench_inductor.py [--check] [--bench] [--quick] [--mode force|allow] [--block]
+    python tools/bench/bench_inductor.py --block --block-shape tiny --device cpu --masks causal   # CPU, seconds
 
 ``--check``: correctness first, on smaller shapes (B=2, H=8; N_CTX 2048, a ragged 1000, GQA 8:2): for every
 mask/score_mod cell both compiled outputs against an fp32 eager reference, the utlx error within flex's
 tolerance (no worse than twice stock Inductor's own error, and below 2e-2), plus one backward (causal: the
 utlx forward with the stock backward template) against stock gradients.
+``--block``: the real client (:mod:`inductor_block`): a transformer block (RMSNorm, QKV, FlexAttention with a
+causal / sliding-window / document mask, output projection, SwiGLU MLP) under ``torch.compile(mode="max-autotune")``,
+stock vs ``utlx.inductor`` (``--block-mode``, default allow), checked against the float32 eager block, forward and
+forward+backward timed in a plain loop. ``--block-shape tiny --device cpu`` is the seconds-long CPU path (utlx
+must be a no-op there); ``--json FILE`` writes the result rows.
 ``--bench``: the table: cells {none, causal, sliding window 1024, document mask, ALiBi, tanh softcap} x N_CTX
 {2048, 8192} x {fp16, bf16}, B=4, H=32, D=128; a plain loop (host cost included), the median of 5 runs of
 ``--iters`` calls; speedup = stock time / utlx time, and the geomean.
@@ -16,6 +22,8 @@ utlx forward with the stock backward template) against stock gradients.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import os
 import statistics
@@ -26,6 +34,7 @@ os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")  # the utlx compile m
 os.environ.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "0")
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
+import inductor_block  # the sibling module (run as a script, this folder is sys.path[0])
 import torch
 import utlx.inductor
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -183,22 +192,62 @@ def bench(mode: str, iters: int, quick: bool) -> None:
         print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3] * 1e3:.3f} | {r[4] * 1e3:.3f} | {r[3] / r[4]:.2f}x |")
 
 
-def main() -> int:
+def block(args: argparse.Namespace) -> bool:
+    """``--block``: the transformer block, stock vs utlx; True when every mask passed its check."""
+    shape = inductor_block.TINY if args.block_shape == "tiny" else inductor_block.H200
+    if shape is inductor_block.H200 and args.device == "cpu":
+        raise SystemExit("bench_inductor --block: the h200 shape on the CPU runs for hours: use --block-shape tiny")
+    if args.block_dtype:
+        shape = dataclasses.replace(shape, dtype=getattr(torch, args.block_dtype))
+    print(f"block {args.block_shape} {shape} on {args.device}, utlx mode {args.block_mode}", flush=True)
+
+    def write(rows: list[dict], done: bool = False) -> None:
+        if args.json:
+            ok = bool(rows) and all(r["ok"] for r in rows)
+            with open(args.json, "w") as f:
+                json.dump({"torch": torch.__version__, "triton": __import__("triton").__version__,
+                           "device": args.device, "shape": str(shape), "mode": args.block_mode, "complete": done,
+                           "ok": ok, "rows": rows}, f, indent=1, default=str)
+
+    rows = inductor_block.run(shape, args.device, tuple(args.masks), args.block_mode, args.iters,
+                              args.block_budget_s, emit=lambda line: print(line, flush=True), on_row=write)
+    write(rows, done=True)
+    ok = bool(rows) and all(r["ok"] for r in rows)
+    print(f"block {'PASSED' if ok else 'FAILED'}", flush=True)
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--block", action="store_true", help="the transformer block (see the module docstring)")
     ap.add_argument("--quick", action="store_true", help="bf16 only")
     ap.add_argument("--mode", default="force", choices=("force", "allow"))
     ap.add_argument("--iters", type=int, default=20)
-    args = ap.parse_args()
-    print(f"torch {torch.__version__}, triton {__import__('triton').__version__}, "
-          f"{torch.cuda.get_device_name()}", flush=True)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                    help="--block only (--check/--bench need cuda)")
+    ap.add_argument("--block-shape", default="h200", choices=("h200", "tiny"))
+    ap.add_argument("--block-dtype", choices=("float32", "float16", "bfloat16"), help="override the shape's")
+    ap.add_argument("--block-mode", default="allow", choices=("force", "allow"))
+    ap.add_argument("--masks", nargs="+", default=list(inductor_block.MASKS), choices=inductor_block.MASKS)
+    ap.add_argument("--block-budget-s", type=float, default=float("inf"),
+                    help="start no further mask after this many seconds")
+    ap.add_argument("--json", help="--block: write the result rows to this file")
+    args = ap.parse_args(argv)
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA device"
+    print(f"torch {torch.__version__}, triton {__import__('triton').__version__}, {gpu}", flush=True)
+    if (args.check or args.bench or not args.block) and not torch.cuda.is_available():
+        print("bench_inductor: --check and --bench need a CUDA GPU (--block runs on the CPU too)", file=sys.stderr)
+        return 2
     ok = True
     if args.check:
         ok = check(args.mode)
         print(f"check {'PASSED' if ok else 'FAILED'}", flush=True)
-    if args.bench or not args.check:
+    if args.bench or not (args.check or args.block):
         bench(args.mode, args.iters, args.quick)
+    if args.block:
+        ok &= block(args)
     return 0 if ok else 1
 
 

@@ -82,3 +82,8 @@ def skinny_sweep_mod() -> ModuleType:
 @pytest.fixture(scope="session")
 def resolve_mod() -> ModuleType:
     return load_script("ci/resolve_env.py", "tritonx_ci_resolve_env")
+
+
+@pytest.fixture(scope="session")
+def inductor_block_mod() -> ModuleType:
+    return load_script("tools/bench/inductor_block.py", "tritonx_inductor_block")

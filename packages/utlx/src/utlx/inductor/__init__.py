@@ -15,7 +15,9 @@ stock template's configurations). So two declared seams (:mod:`tritonx.seams`, i
 uninstalled by :func:`disable`) wrap, in that module only: the stock template's ``maybe_append_choice`` (to
 record what the lowering passes it: inputs, layout, the score_mod/mask_mod subgraphs, kernel options) and the
 module's ``autotune_select_algorithm`` name (to add the utlx choice to the list). Nothing else of Inductor
-changes, so with the integration off the generated code is the stock one byte for byte. The backward pass
+changes, so with the integration off the generated code is the stock one byte for byte. A third seam
+(``utlx.inductor-flex-cpu-note``) only counts the flex lowerings of CPU queries in ``stats`` (they never reach a
+template choice), so ``enable()`` on a CPU says why it did nothing. The backward pass
 keeps the stock template: it reads the logsumexp the utlx forward writes exactly as the stock one does.
 """
 
@@ -80,6 +82,22 @@ def _add_choices(original: Any) -> Any:
     return autotune_select_algorithm
 
 
+#: The ``stats["skipped"]`` key of a flex lowering on the CPU.
+CPU_REASON = "cpu device: Inductor's C++ flex lowering runs (utlx has no CPU kernel)"
+
+
+def _count_cpu(original: Any) -> Any:
+    def lower_cpu(*args: Any, **kwargs: Any) -> Any:
+        stats["skipped"][CPU_REASON] = stats["skipped"].get(CPU_REASON, 0) + 1
+        return original(*args, **kwargs)  # the stock CPU lowering, same arguments: the stock code
+
+    return lower_cpu
+
+
+def _cpu_where() -> tuple[Any, str]:
+    return compat.inductor_flex_module(), "lower_cpu"
+
+
 def _template_where() -> tuple[Any, str]:
     return compat.inductor_flex_module().flex_attention_template, "maybe_append_choice"
 
@@ -93,6 +111,9 @@ SEAMS: tuple[Seam, ...] = (
          reason="torch's flex lowering has no hook for extra template choices: record what it gives its template"),
     Seam("utlx.inductor-flex-choices", where=_select_where, make=_add_choices,
          reason="torch's flex lowering has no hook for extra template choices: add utlx's before autotuning"),
+    Seam("utlx.inductor-flex-cpu-note", where=_cpu_where, make=_count_cpu,
+         needed=lambda: hasattr(compat.inductor_flex_module(), "lower_cpu"),
+         reason="torch's flex lowering sends CPU queries to its C++ template first: count them in stats, no change"),
 )
 
 
