@@ -73,6 +73,19 @@ def test_a_seam_outside_its_versions_or_not_needed_installs_nothing(owner):
     assert cls.greet is stock and not seams.is_installed("test.old")
 
 
+def test_a_slot_released_holds_the_value_it_had_and_is_no_longer_active():
+    class Settings:
+        tag = "user"
+
+    slot = Seam("test.tag", where=lambda: (Settings, "tag"), slot=True, reason="a stand-in setting")
+    seams.write_slot(slot, "user|mine")
+    assert Settings.tag == "user|mine" and slot in seams.active() and seams.read_slot(slot) == "user|mine"
+    seams.release_slot(slot, "user")  # the setting's own empty value, not None
+    assert Settings.tag == "user" and slot not in seams.active()
+    with pytest.raises(seams.SeamError, match=r"'test\.greet' wraps an attribute"):
+        seams.release_slot(_seam(), None)
+
+
 def test_a_seam_that_adds_an_attribute_removes_it_again(owner):
     cls, made = owner
     seam = Seam("test.adds", where=lambda: (cls, "wave"), make=lambda original: lambda self: f"wave {original!r}",

@@ -22,7 +22,19 @@ from typing import Any
 
 from .hooks import SeamSpec, hookimpl, hookspec, switch_off, switch_on, switched_on
 from .model import ABSENT, Seam
-from .patching import SeamError, active, in_place, install, is_installed, original, place_of, uninstall, write_slot
+from .patching import (
+    SeamError,
+    active,
+    in_place,
+    install,
+    is_installed,
+    original,
+    place_of,
+    read_slot,
+    release_slot,
+    uninstall,
+    write_slot,
+)
 
 
 def report() -> list[dict[str, Any]]:
@@ -32,5 +44,5 @@ def report() -> list[dict[str, Any]]:
 
 
 __all__ = ["ABSENT", "Seam", "SeamError", "SeamSpec", "active", "hookimpl", "hookspec", "in_place", "install",
-           "is_installed", "original", "place_of", "report", "switch_off", "switch_on", "switched_on", "uninstall",
-           "write_slot"]
+           "is_installed", "original", "place_of", "read_slot", "release_slot", "report", "switch_off", "switch_on",
+           "switched_on", "uninstall", "write_slot"]

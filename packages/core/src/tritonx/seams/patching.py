@@ -163,6 +163,18 @@ def write_slot(seam: Seam, value: Any) -> None:
         _slots[seam.name] = (seam, value)
 
 
+def release_slot(seam: Seam, value: Any) -> None:
+    """Put ``value`` (the setting as it was before tritonx or a plugin wrote it) back into the setting of slot
+    seam ``seam`` and stop listing the slot as active. For settings where "empty" is a value of the setting's
+    own (a string tag, a class), not None."""
+    if not seam.slot:
+        raise SeamError(f"seam {seam.name!r} wraps an attribute: uninstall it with tritonx.seams.uninstall")
+    owner, attribute = _where(seam)
+    with _lock:
+        setattr(owner, attribute, value)
+        _slots.pop(seam.name, None)
+
+
 def read_slot(seam: Seam) -> Any:
     """The value now in the Triton setting of slot seam ``seam``."""
     owner, attribute = _where(seam)

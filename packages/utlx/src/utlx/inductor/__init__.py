@@ -19,6 +19,9 @@ changes, so with the integration off the generated code is the stock one byte fo
 (``utlx.inductor-flex-cpu-note``) only counts the flex lowerings of CPU queries in ``stats`` (they never reach a
 template choice), so ``enable()`` on a CPU says why it did nothing. The backward pass
 keeps the stock template: it reads the logsumexp the utlx forward writes exactly as the stock one does.
+While the integration is on, torch.compile's cache keys carry utlx's mode and code (:mod:`utlx.inductor.cache_key`,
+through torch's ``cache_key_tag``): no FX graph cache entry, local or remote, crosses between on and off, modes,
+or utlx versions.
 """
 
 from __future__ import annotations
@@ -134,6 +137,9 @@ def enable(mode: str = "allow") -> None:
     except RuntimeError as e:  # a torch without one of the GEMM hooks: the FlexAttention side still works
         stats["gemm"]["unavailable"] = str(e)
         warnings.warn(f"utlx.inductor: the GEMM templates are off: {e}", stacklevel=2)
+    from utlx.inductor import cache_key
+
+    cache_key.apply(mode)  # torch.compile's caches key what this mode and these templates compile
     _mode = mode
 
 
@@ -143,6 +149,8 @@ def disable() -> None:
     _mode = "off"
     if "utlx.inductor.gemm" in sys.modules:
         sys.modules["utlx.inductor.gemm"].uninstall()
+    if "utlx.inductor.cache_key" in sys.modules:
+        sys.modules["utlx.inductor.cache_key"].remove()
     for seam in reversed(SEAMS):
         if is_installed(seam.name):
             uninstall(seam)

@@ -34,6 +34,8 @@ import hashlib
 import threading
 from typing import Any
 
+from tritonx.seams import Seam, read_slot, release_slot, write_slot
+
 from utlx import compat
 from utlx.inductor.gemm_template import BMM_SOURCE, MM_SOURCE, WS_MM_SOURCE
 
@@ -64,6 +66,18 @@ MAX_GRID_Y = 65535
 _mode = "off"
 _state = threading.local()
 _installed: dict[str, Any] = {}
+
+
+def _choices_class_where() -> tuple[Any, str]:
+    from torch._inductor import config
+
+    return config, "inductor_choices_class"
+
+
+#: torch 2.14's ``config.inductor_choices_class``: the class Inductor makes each thread's choices handler from.
+CHOICES_CLASS = Seam("utlx.inductor-choices-class", where=_choices_class_where, slot=True,
+                     reason="Inductor makes every thread's choices handler from this setting: utlx's GEMM choices "
+                            "in all of them")
 
 
 def _stats() -> dict[str, Any]:
@@ -357,8 +371,8 @@ def install(mode: str) -> None:
     V.set_choices_handler(cls())  # in place at once (the context manager it returns is not needed)
     _installed.update(prior=prior, cls=cls)
     if hasattr(config, "inductor_choices_class"):  # a config of torch 2.14 (and the FX cache key's uuid() source)
-        _installed["factory"] = config.inductor_choices_class
-        config.inductor_choices_class = cls
+        _installed["factory"] = read_slot(CHOICES_CLASS)
+        write_slot(CHOICES_CLASS, cls)
 
 
 def uninstall() -> None:
@@ -367,10 +381,9 @@ def uninstall() -> None:
     _mode = "off"
     if not _installed:
         return
-    from torch._inductor import config
     from torch._inductor.virtualized import V
 
     V.set_choices_handler(_installed["prior"])
-    if "factory" in _installed and config.inductor_choices_class is _installed["cls"]:
-        config.inductor_choices_class = _installed["factory"]
+    if "factory" in _installed and read_slot(CHOICES_CLASS) is _installed["cls"]:
+        release_slot(CHOICES_CLASS, _installed["factory"])
     _installed.clear()

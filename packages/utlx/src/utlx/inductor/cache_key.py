@@ -1,0 +1,90 @@
+"""utlx.inductor's part of torch.compile's cache keys: a graph compiled with utlx's templates is never served
+to a compile without them, nor one compiled by another utlx.
+
+Why: Inductor's FX graph cache (local and remote, and the AOTAutograd cache above it) keys a graph by the graph,
+torch's and Triton's versions and Inductor's config, and stores the generated module with its Triton binaries.
+Nothing of that sees ``utlx.inductor``'s seams, so without this a process with the integration off was served
+the utlx kernels a process with it on had cached (and the other way round), and after a utlx upgrade that fixed
+a template the old template's binary was still served. torch's supported way to add to those keys is
+``torch.compiler.config.cache_key_tag`` ("to be included in the cache key generation for all torch compile
+caching"): :func:`apply` appends utlx's tag to whatever tag the user set, :func:`remove` puts the user's back
+(a declared slot seam, :data:`SEAM`, so ``tritonx doctor`` lists it while it is in place).
+
+The tag: the mode and a digest of what the templates are and call: the utlx package (its distribution's
+version and file list for an installed wheel, its sources for a checkout), tritonx (which compiles the TLX ops),
+and the template choices as they are configured now (``gemm.WS_CONFIGS = ()``, say, changes the key).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from tritonx.seams import Seam, read_slot, release_slot, write_slot
+
+#: Marks utlx's part of the tag (``<user tag>|utlx.inductor=<mode>:<digest>``).
+MARK = "utlx.inductor="
+
+
+def _where() -> tuple[Any, str]:
+    import torch.compiler.config as cconfig
+
+    return cconfig, "cache_key_tag"
+
+
+SEAM = Seam("utlx.inductor-cache-key", where=_where, slot=True,
+            reason="torch.compile's caches must not serve a graph compiled with (another) utlx's templates")
+
+
+@functools.cache
+def _package_digest() -> str:
+    """utlx's and tritonx's code: the installed distributions' keys, or a checkout's sources."""
+    from tritonx.model.code_reach import library_key
+
+    parts = []
+    for top in ("utlx", "tritonx"):
+        key = library_key(top)
+        if key is None:  # an editable checkout: its sources are what runs
+            root = Path(__import__(top).__file__).resolve().parent
+            h = hashlib.sha256()
+            for path in sorted(root.rglob("*.py")):
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
+            key = f"{top}#{h.hexdigest()[:16]}"
+        parts.append(key)
+    return ";".join(parts)
+
+
+def _choices_now() -> str:
+    """The template choices as configured in this process (module attributes a user may change)."""
+    from utlx.inductor import flex, gemm
+
+    return repr((flex.VARIANTS, flex.DEEP_VARIANTS, gemm.CONFIGS, gemm.WS_CONFIGS, gemm.CONSUMER_REGS))
+
+
+def tag(mode: str) -> str:
+    """utlx's part of the cache key tag for ``mode`` (``allow`` / ``force``)."""
+    digest = hashlib.sha256(f"{_package_digest()}|{_choices_now()}".encode()).hexdigest()[:20]
+    return f"{MARK}{mode}:{digest}"
+
+
+def _user_part(current: str) -> str:
+    """The tag without utlx's part (what the user, or another library, set)."""
+    current = current or ""
+    at = current.find(MARK)
+    return current if at < 0 else current[:at].removesuffix("|")
+
+
+def apply(mode: str) -> None:
+    """Put utlx's tag for ``mode`` into torch.compile's cache key tag (replacing an earlier utlx tag)."""
+    user = _user_part(read_slot(SEAM))
+    write_slot(SEAM, f"{user}|{tag(mode)}" if user else tag(mode))
+
+
+def remove() -> None:
+    """Take utlx's tag out again: the tag is what it was before :func:`apply`."""
+    current = read_slot(SEAM)
+    if current and MARK in current:
+        release_slot(SEAM, _user_part(current))
