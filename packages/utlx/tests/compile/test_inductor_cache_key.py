@@ -94,3 +94,14 @@ def test_the_tag_follows_the_configured_choices(off_after, monkeypatch):
     monkeypatch.setattr(gemm, "WS_CONFIGS", ())  # the documented way to switch the WS GEMM choices off
     assert cache_key.tag("allow") != before
     assert cache_key.tag("force") != cache_key.tag("allow")
+
+
+def test_a_torch_without_the_tag_refuses_before_installing_anything(off_after, monkeypatch):
+    import types
+
+    import torch.compiler
+
+    monkeypatch.setattr(torch.compiler, "config", types.SimpleNamespace())  # a torch without cache_key_tag
+    with pytest.raises(RuntimeError, match=r"no torch\.compiler\.config\.cache_key_tag"):
+        ui.enable("allow")
+    assert ui.mode() == "off" and not any(seams.is_installed(s.name) for s in ui.SEAMS)

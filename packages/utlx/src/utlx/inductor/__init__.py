@@ -127,6 +127,9 @@ def enable(mode: str = "allow") -> None:
     if mode not in ("allow", "force"):
         raise ValueError(f"utlx.inductor.enable: mode must be 'allow' or 'force', got {mode!r}")
     compat.inductor_flex_module()  # the version check, before anything is installed
+    from utlx.inductor import cache_key
+
+    cache_key.check()  # no integration whose compiles torch's caches cannot tell apart
     for seam in SEAMS:
         if not is_installed(seam.name):
             install(seam)
@@ -137,8 +140,6 @@ def enable(mode: str = "allow") -> None:
     except RuntimeError as e:  # a torch without one of the GEMM hooks: the FlexAttention side still works
         stats["gemm"]["unavailable"] = str(e)
         warnings.warn(f"utlx.inductor: the GEMM templates are off: {e}", stacklevel=2)
-    from utlx.inductor import cache_key
-
     cache_key.apply(mode)  # torch.compile's caches key what this mode and these templates compile
     _mode = mode
 

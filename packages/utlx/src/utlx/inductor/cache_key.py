@@ -31,7 +31,15 @@ MARK = "utlx.inductor="
 def _where() -> tuple[Any, str]:
     import torch.compiler.config as cconfig
 
+    if not hasattr(cconfig, "cache_key_tag"):
+        raise RuntimeError("utlx.inductor: this torch has no torch.compiler.config.cache_key_tag, so utlx cannot key "
+                           "torch.compile's caches by the integration; it stays off")
     return cconfig, "cache_key_tag"
+
+
+def check() -> None:
+    """Raise (one line) where this torch cannot carry utlx's part of the cache key: before anything is installed."""
+    _where()
 
 
 SEAM = Seam("utlx.inductor-cache-key", where=_where, slot=True,
