@@ -242,3 +242,19 @@ def test_cache_key_arguments_must_be_callables():
         tritonx.Plugin("not-callable", cache_key="v1")
     with pytest.raises(tritonx.PipelineError, match="cache_key= takes a zero-argument callable"):
         tritonx.Pipeline("not-callable", cache_key="v1")
+
+
+def test_package_key_of_a_library_is_its_distribution_and_of_a_source_folder_its_sources(tmp_path, monkeypatch):
+    import triton
+
+    assert tritonx.package_key("triton").startswith(f"triton=={triton.__version__}#")
+    pkg = tmp_path / "keyed_pkg_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = tritonx.package_key("keyed_pkg_probe")
+    assert before.startswith("keyed_pkg_probe#") and tritonx.package_key("keyed_pkg_probe") == before
+    (pkg / "helpers.py").write_text("def f():\n    return 2\n")  # a checkout changes without a version bump
+    assert tritonx.package_key("keyed_pkg_probe") != before
+    with pytest.raises(ValueError, match="no importable package 'no_such_pkg_here'"):
+        tritonx.package_key("no_such_pkg_here")

@@ -15,15 +15,13 @@ mask, and :func:`reference` is the float32 flex forward those tests compare agai
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jinja2
+from template_render import contiguous_strides, load  # noqa: F401 (load: the renderers' API)
 
 NAMED = ["Q", "K", "V", "LSE", "MAX", "KV_NUM_BLKS", "KV_IDX", "FULL_KV_NUM_BLKS", "FULL_KV_IDX"]
 BLOCK = 128  # SPARSE_Q_BLOCK_SIZE = SPARSE_KV_BLOCK_SIZE = TILE_M = BLOCK_N
@@ -95,14 +93,6 @@ def shapes(p: Problem) -> dict[str, tuple[int, ...]]:
             "KV_NUM_BLKS": (1, 1, nq), "KV_IDX": (1, 1, nq, nkv)}
 
 
-def _strides(shape: tuple[int, ...]) -> list[int]:
-    out, acc = [], 1
-    for s in reversed(shape):
-        out.insert(0, acc)
-        acc *= s
-    return out
-
-
 def render(p: Problem) -> str:
     """The template source as a Python module, its hooks filled as Inductor fills them."""
     from utlx.inductor.flex_template import SOURCE
@@ -124,7 +114,7 @@ def render(p: Problem) -> str:
         return body.format(out=output_name, score=score, m=m, n=n, h=h, buf=bufs.get(buf, ""))
 
     def store_output(indices, val, mask, indent_width=4, val_shape=None) -> str:
-        s = _strides(dims["Q"])
+        s = contiguous_strides(dims["Q"])
         z, h, m, dd = indices
         return (f"tl.store(out_ptr0 + ({z} * {s[0]} + {h} * {s[1]} + {m} * {s[2]} + {dd}), "
                 f"{val}.to(out_ptr0.dtype.element_ty), {mask})")
@@ -136,24 +126,13 @@ def render(p: Problem) -> str:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     env.filters["indent_except_first"] = indent_except_first
     ctx = {"def_kernel": def_kernel,
-           "stride": lambda name, i=None: (", ".join(map(str, _strides(dims[name]))) if i is None
-                                           else str(_strides(dims[name])[i])),
+           "stride": lambda name, i=None: (", ".join(map(str, contiguous_strides(dims[name]))) if i is None
+                                           else str(contiguous_strides(dims[name])[i])),
            "size": lambda name, i: str(dims[name][i]), "gen_argdefs": lambda: ", ".join(args),
            "gen_defines": lambda: define_text, "modification": modification, "store_output": store_output}
     header = ("import triton\nimport triton.language as tl\n"
               "from triton.language.extra import libdevice\n")
     return header + env.from_string(SOURCE).render(**ctx)
-
-
-def load(src: str, directory: Path, name: str) -> Any:
-    """Import the rendered source as module ``name`` (Triton needs a real file to read the kernel from)."""
-    path = directory / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def signature(p: Problem, dtype: str = "bf16") -> dict[str, str]:

@@ -9,25 +9,15 @@ tests compile the result for ``cuda:90``; the interpreter tests run it under ``T
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import jinja2
+from template_render import contiguous_strides, load  # noqa: F401 (load: the renderers' API)
 
 #: Epilogues the stand-in ``store_output`` can emit: none, addmm's bias (``beta * bias + alpha * acc``, bias a row
 #: vector of N), and bias followed by exact GELU (``0.5 x (1 + erf(x / sqrt 2))``, Inductor's default; spelled
 #: ``tl.math.erf``, which the interpreter runs, where Inductor writes ``libdevice.erf``: the same function).
 EPILOGUES = ("none", "bias", "bias_gelu")
-
-
-def _contiguous(shape: tuple[int, ...]) -> list[int]:
-    out, acc = [], 1
-    for s in reversed(shape):
-        out.insert(0, acc)
-        acc *= s
-    return out
 
 
 def render(source: str, defines: dict[str, Any], shapes: dict[str, tuple[int, ...]],
@@ -38,7 +28,7 @@ def render(source: str, defines: dict[str, Any], shapes: dict[str, tuple[int, ..
     out_ptr0)``."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"gemm_render: epilogue must be one of {EPILOGUES}, got {epilogue!r}")
-    strides = {name: list(strides.get(name, _contiguous(shape)) if strides else _contiguous(shape))
+    strides = {name: list(strides.get(name, contiguous_strides(shape)) if strides else contiguous_strides(shape))
                for name, shape in shapes.items()}
     args = ["A", "B", *(["in_ptr2"] if epilogue != "none" else []), "out_ptr0"]
     define_text = "\n".join(["INDEX_DTYPE : tl.constexpr = tl.int32"]
@@ -77,17 +67,6 @@ def render(source: str, defines: dict[str, Any], shapes: dict[str, tuple[int, ..
            "size": lambda name, i: str(shapes[name][i]), "stride": lambda name, i: str(strides[name][i])}
     header = "import triton\nimport triton.language as tl\n"
     return header + env.from_string(source).render(**ctx)
-
-
-def load(src: str, directory: Path, name: str) -> Any:
-    """Import the rendered source as module ``name`` (written to ``directory``: Triton reads kernels' source)."""
-    path = Path(directory) / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def mm_defines(bm: int, bn: int, bk: int, stages: int, *, a_col: bool = False, b_col: bool = False,

@@ -28,6 +28,7 @@ from .errors import (  # noqa: E402
 )
 from .integration.capture import compile_for  # noqa: E402
 from .integration.context import PassContext  # noqa: E402
+from .model.code_reach import package_key  # noqa: E402
 from .model.keyed import CacheKeyed, CustomPass, cache_key  # noqa: E402
 from .model.passes import Capture, PassInfo  # noqa: E402
 from .model.pipeline import Pipeline  # noqa: E402
@@ -98,6 +99,7 @@ __all__ = [
     "is_plugin_enabled",
     "list_plugins",
     "load_native",
+    "package_key",
     "pipeline",
     "register_plugin",
 ]

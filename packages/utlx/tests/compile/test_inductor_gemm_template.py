@@ -96,7 +96,7 @@ def test_first_config_fits_shared_memory(compiled_main):
 def test_bmm_template_renders_and_compiles(tmp_path):
     b, m, n, kk = 3, 512, 384, 256
     src = render(BMM_SOURCE, mm_defines(128, 128, 64, 4), {"A": (b, m, kk), "B": (b, kk, n), "C": (b, m, n)})
-    assert "base=A + idx_q * stride_aq" in src
+    assert "operand_descriptor(A + idx_q * stride_aq, " in src  # each batch its own matrices
     module = load(src, tmp_path, "utlx_bmm_render")
     k = compile_kernel(module.utlx_gemm_kernel, {"A": "*fp16", "B": "*fp16", "out_ptr0": "*fp16"}, {}, "cuda:90", 8)
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in k.asm["ptx"]

@@ -108,14 +108,14 @@ def test_why_not_names_the_reason():
 
     options = {"QK_HEAD_DIM": 128, "V_HEAD_DIM": 128, "SPARSE_Q_BLOCK_SIZE": 128, "SPARSE_KV_BLOCK_SIZE": 128}
     nodes = [Node()] * 9
-    hopper = flex._hopper
+    hopper = flex.is_hopper
     try:
-        flex._hopper = lambda device: True
+        flex.is_hopper = lambda device: True
         assert flex.why_not({"input_nodes": nodes, **options}) is None
         assert "head dims 96/96" in flex.why_not({"input_nodes": nodes, **options, "QK_HEAD_DIM": 96, "V_HEAD_DIM": 96})
         assert "SPARSE_KV_BLOCK_SIZE=64" in flex.why_not({"input_nodes": nodes, **options, "SPARSE_KV_BLOCK_SIZE": 64})
         assert "dtype torch.float32" in flex.why_not({"input_nodes": [Node(torch.float32)] * 9, **options})
         assert "query strides" in flex.why_not({"input_nodes": [Node(stride=(1, 1, 1, 128))] * 9, **options})
     finally:
-        flex._hopper = hopper
+        flex.is_hopper = hopper
     assert flex.why_not({"input_nodes": nodes, **options}) == "not an NVIDIA sm_90 device"

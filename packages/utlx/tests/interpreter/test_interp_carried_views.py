@@ -28,12 +28,13 @@ def test_mma_reads_the_view_of_the_previous_iteration(iters):
     torch.testing.assert_close(c, ref, atol=1e-2, rtol=1e-3)
 
 
+@pytest.mark.parametrize("two_allocs", [False, True], ids=["one-allocation", "two-allocations"])
 @pytest.mark.parametrize("pick", [0, 1])
-def test_mma_reads_the_view_a_runtime_branch_picked(pick):
+def test_mma_reads_the_view_a_runtime_branch_picked(pick, two_allocs):
     a = _fp16(M, K, seed=7)
     b = _fp16(2, K, N, seed=8)
     c = torch.empty((M, N), dtype=torch.float32)
-    branch_view[(1,)](a, b, c, pick, M=M, N=N, K=K)
+    branch_view[(1,)](a, b, c, pick, M=M, N=N, K=K, TWO_ALLOCS=two_allocs)
     torch.testing.assert_close(c, a.float() @ b[pick].float(), atol=1e-2, rtol=1e-3)
     other = a.float() @ b[1 - pick].float()
     assert (c - other).abs().max() > 1e-1  # the other buffer would give another product

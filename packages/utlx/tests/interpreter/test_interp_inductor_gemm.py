@@ -36,26 +36,22 @@ def _close(out: torch.Tensor, ref: torch.Tensor) -> None:
     assert err <= 2e-2 * max(1.0, scale), (err, scale)
 
 
-@pytest.mark.parametrize(("m", "n", "k"), [(72, 48, 104), (40, 24, 56)])
-@pytest.mark.parametrize(("a_col", "b_col"), [(False, False), (False, True), (True, False)])
-def test_mm(tmp_path, m, n, k, a_col, b_col):
+#: (template, m, n, k, a column-major, b column-major): the persistent template over two ragged shapes and three
+#: layouts; the warp-specialized one (a producer task and two replicated consumers, each storing its half) over two.
+MM_CASES = [("persistent", shape, layout) for shape in [(72, 48, 104), (40, 24, 56)]
+            for layout in [(False, False), (False, True), (True, False)]]
+MM_CASES += [("ws", (72, 48, 104), layout) for layout in [(False, False), (True, True)]]
+
+
+@pytest.mark.parametrize(("template", "shape", "layout"), MM_CASES)
+def test_mm(tmp_path, template, shape, layout):
+    (m, n, k), (a_col, b_col) = shape, layout
     a32, b32 = randn(m, k), randn(k, n)
     a = a32.half().T.contiguous().T if a_col else a32.half()
     b = b32.half().T.contiguous().T if b_col else b32.half()
     out = torch.full((m, n), float("nan"), dtype=torch.half)
-    _run(tmp_path, f"interp_mm_{m}_{int(a_col)}{int(b_col)}", MM_SOURCE, a, b, out, a_col=a_col, b_col=b_col)
-    _close(out, a.float() @ b.float())
-
-
-@pytest.mark.parametrize(("m", "n", "k"), [(72, 48, 104)])
-@pytest.mark.parametrize(("a_col", "b_col"), [(False, False), (True, True)])
-def test_mm_warp_specialized(tmp_path, m, n, k, a_col, b_col):
-    """The warp-specialized template: a producer task and two replicated consumers, each storing its half."""
-    a32, b32 = randn(m, k), randn(k, n)
-    a = a32.half().T.contiguous().T if a_col else a32.half()
-    b = b32.half().T.contiguous().T if b_col else b32.half()
-    out = torch.full((m, n), float("nan"), dtype=torch.half)
-    _run(tmp_path, f"interp_ws_mm_{int(a_col)}{int(b_col)}", WS_MM_SOURCE, a, b, out, a_col=a_col, b_col=b_col)
+    source = {"persistent": MM_SOURCE, "ws": WS_MM_SOURCE}[template]
+    _run(tmp_path, f"interp_{template}_mm_{m}_{int(a_col)}{int(b_col)}", source, a, b, out, a_col=a_col, b_col=b_col)
     _close(out, a.float() @ b.float())
 
 

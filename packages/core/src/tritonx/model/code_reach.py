@@ -100,14 +100,18 @@ _dist_of_top: dict[str, list[str]] | None = None
 _STDLIB = tuple(str(Path(p).resolve()) for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 
 
-def _own_digest() -> str:
-    """tritonx's own sources (an editable checkout changes without a version bump)."""
-    root = Path(__file__).resolve().parent.parent
+def _sources_digest(root: Path) -> str:
+    """The Python sources below ``root``, names and contents."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def _own_digest() -> str:
+    """tritonx's own sources (an editable checkout changes without a version bump)."""
+    return _sources_digest(Path(__file__).resolve().parent.parent)
 
 
 def _editable(dist: metadata.Distribution) -> bool:
@@ -155,6 +159,20 @@ def library_key(module_name: str) -> str | None:
     with _lib_lock:
         _lib_keys[top] = key
     return key
+
+
+def package_key(top: str) -> str:
+    """A key of all the code of the importable package ``top``, library or not: :func:`library_key` where it is
+    one (an installed distribution: name, version, ``RECORD`` digest), else the digest of its sources (an
+    editable checkout or a source folder, which change without a version bump). For keys of caches that store
+    what a package's code produced (a plugin's cache tag of another compiler's caches)."""
+    key = library_key(top)
+    if key is not None:
+        return key
+    spec = importlib.util.find_spec(top)
+    if spec is None or spec.origin is None:
+        raise ValueError(f"tritonx.package_key: no importable package {top!r}")
+    return f"{top}#{_sources_digest(Path(spec.origin).resolve().parent)}"
 
 
 def _stdlib_by_path(top: str) -> str | None:

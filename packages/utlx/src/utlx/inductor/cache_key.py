@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from pathlib import Path
 from typing import Any
 
 from tritonx.seams import Seam, read_slot, release_slot, write_slot
@@ -48,21 +47,10 @@ SEAM = Seam("utlx.inductor-cache-key", where=_where, slot=True,
 
 @functools.cache
 def _package_digest() -> str:
-    """utlx's and tritonx's code: the installed distributions' keys, or a checkout's sources."""
-    from tritonx.model.code_reach import library_key
+    """utlx's and tritonx's code (tritonx compiles the TLX ops the templates use)."""
+    from tritonx import package_key
 
-    parts = []
-    for top in ("utlx", "tritonx"):
-        key = library_key(top)
-        if key is None:  # an editable checkout: its sources are what runs
-            root = Path(__import__(top).__file__).resolve().parent
-            h = hashlib.sha256()
-            for path in sorted(root.rglob("*.py")):
-                h.update(str(path.relative_to(root)).encode())
-                h.update(path.read_bytes())
-            key = f"{top}#{h.hexdigest()[:16]}"
-        parts.append(key)
-    return ";".join(parts)
+    return ";".join(package_key(top) for top in ("utlx", "tritonx"))
 
 
 def _choices_now() -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from utlx.inductor.applies import is_hopper, static_int
 from utlx.inductor.flex_template import SOURCE
 
 #: Head dims of the utlx template (one wgmma K of 64 or 128, TMA rows of 128 or 256 bytes), as utlx.attention.
@@ -33,22 +34,6 @@ def template() -> Any:
     return TritonTemplate(name="utlx_flex_attention_hopper", grid=SymbolicGridFn(grid), source=SOURCE)
 
 
-def _static_int(expr: Any) -> int | None:
-    try:
-        return int(expr)
-    except TypeError:
-        return None
-
-
-def _hopper(device: Any) -> bool:
-    import torch
-
-    if device is None or device.type != "cuda" or getattr(torch.version, "hip", None) or not torch.cuda.is_available():
-        return False
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    return torch.cuda.get_device_capability(index)[0] == 9
-
-
 def why_not(recorded: dict[str, Any]) -> str | None:
     """Why the utlx template does not apply to this flex call (one line), or None when it does."""
     import torch
@@ -58,7 +43,7 @@ def why_not(recorded: dict[str, Any]) -> str | None:
     if len(nodes) != 9:
         return f"unexpected flex template inputs ({len(nodes)})"
     query, key, value = nodes[:3]
-    if not _hopper(query.get_device()):
+    if not is_hopper(query.get_device()):
         return "not an NVIDIA sm_90 device"
     if query.get_dtype() not in (torch.float16, torch.bfloat16):
         return f"dtype {query.get_dtype()} (fp16/bf16 only)"
@@ -71,7 +56,7 @@ def why_not(recorded: dict[str, Any]) -> str | None:
     if options.get("PRESCALE_QK"):
         return "PRESCALE_QK"
     for name, node in (("query", query), ("key", key), ("value", value)):
-        strides = [_static_int(s) for s in node.get_stride()]
+        strides = [static_int(s) for s in node.get_stride()]
         if strides[-1] != 1 or any(s is None or s % 8 for s in strides[:-1]):
             return f"{name} strides {node.get_stride()} (TMA: unit inner stride, 16-byte aligned rows)"
     return None

@@ -280,6 +280,15 @@ def utlx_flex_block(
 
 
 @triton.jit
+def utlx_flex_indices(offs_m, offs_n, Q_LEN, KV_LEN, IS_DIVISIBLE: tl.constexpr):
+    """The (m, n) the mods see: the positions, wrapped into range where the lengths are not tile multiples (a
+    padded row or column then reads a valid index; its score is masked anyway)."""
+    if IS_DIVISIBLE:
+        return offs_m, offs_n
+    return offs_m % Q_LEN, offs_n % KV_LEN
+
+
+@triton.jit
 def utlx_flex_mask(
     {{gen_argdefs()}}, off_z, off_h, offs_m, offs_n, Q_LEN, KV_LEN,
 ):
@@ -291,12 +300,7 @@ def utlx_flex_mask(
     computed in both layouts, 7 KB of spills: the 0.10x document-mask cell). At 64 values the load is cheap to
     rematerialise and stays in the wgmma accumulator's layout, like everything else."""
     {{gen_defines() | indent_except_first(1)}}
-    if IS_DIVISIBLE:
-        m = offs_m
-        n = offs_n
-    else:
-        m = offs_m % Q_LEN
-        n = offs_n % KV_LEN
+    m, n = utlx_flex_indices(offs_m, offs_n, Q_LEN, KV_LEN, IS_DIVISIBLE)
     {{ modification(subgraph_number=1, output_name="mask_mod_output", score="None", b="off_z", h="off_h", m="m",
                     n="n") | indent_except_first(1) }}
     return mask_mod_output
@@ -311,12 +315,7 @@ def utlx_flex_mods(
     {{gen_defines() | indent_except_first(1)}}
     RCP_LN2: tl.constexpr = 1.44269504
     qk *= SM_SCALE
-    if IS_DIVISIBLE:
-        m = offs_m
-        n = offs_n
-    else:
-        m = offs_m % Q_LEN
-        n = offs_n % KV_LEN
+    m, n = utlx_flex_indices(offs_m, offs_n, Q_LEN, KV_LEN, IS_DIVISIBLE)
     {{ modification(subgraph_number=0, output_name="post_mod_scores", score="qk", b="off_z", h="off_h", m="m",
                     n="n", out="qk") | indent_except_first(1) }}
     if not IS_DIVISIBLE:

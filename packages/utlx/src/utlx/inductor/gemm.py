@@ -37,6 +37,7 @@ from typing import Any
 from tritonx.seams import Seam, read_slot, release_slot, write_slot
 
 from utlx import compat
+from utlx.inductor.applies import is_hopper, static_int
 from utlx.inductor.gemm_template import BMM_SOURCE, MM_SOURCE, WS_MM_SOURCE
 
 OPS = ("mm", "addmm", "bmm")
@@ -126,31 +127,12 @@ def offered(op_name: str) -> int:
 # --- where it applies -----------------------------------------------------------------------------------------
 
 
-def _static_int(expr: Any) -> int | None:
-    try:
-        return int(expr)
-    except TypeError:
-        return None
-
-
-def _hopper(device: Any) -> bool:
-    """An NVIDIA sm_90 device (asked of ``torch.cuda.get_device_capability``: no driver, no device, not sm_90)."""
-    import torch
-
-    if device is None or device.type != "cuda" or getattr(torch.version, "hip", None):
-        return False
-    try:
-        return torch.cuda.get_device_capability(device.index if device.index is not None else None)[0] == 9
-    except (RuntimeError, AssertionError):  # no driver / a CPU-only torch
-        return False
-
-
 def operand_layout(node: Any) -> tuple[bool | None, str | None]:
     """``(column_major, None)`` for an operand TMA can read (the last two dims row- or column-major, the leading
     dimension's stride, any batch stride and the offset 16-byte multiples), else ``(None, why)``."""
-    sizes = [_static_int(s) for s in node.get_size()]
-    strides = [_static_int(s) for s in node.get_stride()]
-    offset = _static_int(node.get_layout().offset)
+    sizes = [static_int(s) for s in node.get_size()]
+    strides = [static_int(s) for s in node.get_stride()]
+    offset = static_int(node.get_layout().offset)
     if any(v is None for v in (*sizes, *strides, offset)):
         return None, f"dynamic size or stride {list(node.get_size())}/{list(node.get_stride())}"
     if offset % 8 or any(s % 8 for s in strides[:-2]):
@@ -168,7 +150,7 @@ def why_not(kernel_inputs: Any, op_name: str) -> str | None:
     import torch
 
     mat1, mat2 = kernel_inputs.mat1mat2()
-    if not _hopper(mat1.get_device()):
+    if not is_hopper(mat1.get_device()):
         return "not an NVIDIA sm_90 device"
     dtype = mat1.get_dtype()
     if dtype not in (torch.float16, torch.bfloat16) or mat2.get_dtype() != dtype:
@@ -180,7 +162,7 @@ def why_not(kernel_inputs: Any, op_name: str) -> str | None:
         _, reason = operand_layout(node)
         if reason is not None:
             return f"{op_name} {name}: {reason}"
-    if op_name == "bmm" and _static_int(mat1.get_size()[0]) > MAX_GRID_Y:
+    if op_name == "bmm" and static_int(mat1.get_size()[0]) > MAX_GRID_Y:
         return f"batch {mat1.get_size()[0]} > {MAX_GRID_Y}"
     return None
 
@@ -225,8 +207,8 @@ def heuristics() -> dict[tuple[str, str], type]:
             a_col, _ = operand_layout(mat1)
             b_col, _ = operand_layout(mat2)
             size = mat1.get_size()
-            batch = _static_int(size[0]) if len(size) == 3 else 1
-            yield from template_kwargs(_static_int(size[-2]), _static_int(mat2.get_size()[-1]), batch,
+            batch = static_int(size[0]) if len(size) == 3 else 1
+            yield from template_kwargs(static_int(size[-2]), static_int(mat2.get_size()[-1]), batch,
                                        bool(a_col), bool(b_col), _num_sms(), ws=self.WS)
 
     class UtlxAddmmHeuristic(addmm_mixin, UtlxGemmHeuristic):

@@ -28,24 +28,14 @@ from __future__ import annotations
 _HEADER = r'''
 import utlx.language as tlx
 from utlx.kernels.nvidia.hopper_tma_persistent import alloc_a, alloc_b, mainloop
-from utlx.kernels.tiles import grouped_tile
+from utlx.kernels.tiles import grouped_tile, operand_descriptor
 '''
 
 #: The descriptors, ring and persistent tile loop; ``{base_a}`` / ``{base_b}`` are the operands' base pointers
 #: (offset by the batch for bmm), ``{store}`` the ``store_output`` call.
 _BODY = r'''
-    if A_COL:
-        a_desc = tl.make_tensor_descriptor(base={base_a}, shape=[K, M], strides=[stride_ak, 1],
-                                           block_shape=[BLOCK_K, BLOCK_M])
-    else:
-        a_desc = tl.make_tensor_descriptor(base={base_a}, shape=[M, K], strides=[stride_am, 1],
-                                           block_shape=[BLOCK_M, BLOCK_K])
-    if B_COL:
-        b_desc = tl.make_tensor_descriptor(base={base_b}, shape=[N, K], strides=[stride_bn, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
-    else:
-        b_desc = tl.make_tensor_descriptor(base={base_b}, shape=[K, N], strides=[stride_bk, 1],
-                                           block_shape=[BLOCK_K, BLOCK_N])
+    a_desc = operand_descriptor({base_a}, M, K, stride_am, stride_ak, BLOCK_M, BLOCK_K, A_COL)
+    b_desc = operand_descriptor({base_b}, K, N, stride_bk, stride_bn, BLOCK_K, BLOCK_N, B_COL)
     DTYPE = A.dtype.element_ty
     buffers_A = alloc_a(DTYPE, BLOCK_M, BLOCK_K, NUM_STAGES, A_COL)
     buffers_B = alloc_b(DTYPE, BLOCK_N, BLOCK_K, NUM_STAGES, B_COL)
@@ -67,41 +57,30 @@ _BODY = r'''
         {store}
 '''
 
-_MM_PROLOGUE = r'''
-{{def_kernel("A", "B")}}
-    M = {{size("A", 0)}}
-    N = {{size("B", 1)}}
-    K = {{size("A", 1)}}
-    stride_am = {{stride("A", 0)}}
-    stride_ak = {{stride("A", 1)}}
-    stride_bk = {{stride("B", 0)}}
-    stride_bn = {{stride("B", 1)}}
-'''
+def _prologue(batched: bool) -> str:
+    """The kernel signature and the sizes and strides of A [(Q,) M, K] and B [(Q,) K, N] as Inductor fills them
+    in (bmm: a leading batch dim, its index the grid's second axis), then the output store hook."""
+    lead = 1 if batched else 0
+    a_dims, b_dims = ("q", "m", "k")[1 - lead:], ("q", "k", "n")[1 - lead:]
+    lines = ['{{def_kernel("A", "B")}}', f'    M = {{{{size("A", {lead})}}}}', f'    N = {{{{size("B", {lead + 1})}}}}',
+             f'    K = {{{{size("A", {lead + 1})}}}}']
+    lines += [f'    stride_a{d} = {{{{stride("A", {i})}}}}' for i, d in enumerate(a_dims)]
+    lines += [f'    stride_b{d} = {{{{stride("B", {i})}}}}' for i, d in enumerate(b_dims)]
+    if batched:
+        lines.append("    idx_q = tl.program_id(1).to(INDEX_DTYPE)")
+    return "\n" + "\n".join(lines) + "\n"
 
-_BMM_PROLOGUE = r'''
-{{def_kernel("A", "B")}}
-    M = {{size("A", 1)}}
-    N = {{size("B", 2)}}
-    K = {{size("A", 2)}}
-    stride_aq = {{stride("A", 0)}}
-    stride_am = {{stride("A", 1)}}
-    stride_ak = {{stride("A", 2)}}
-    stride_bq = {{stride("B", 0)}}
-    stride_bk = {{stride("B", 1)}}
-    stride_bn = {{stride("B", 2)}}
-    idx_q = tl.program_id(1).to(INDEX_DTYPE)
-'''
 
-_MM_STORE = ('{{store_output(("idx_m", "idx_n"), "acc", "mask", indent_width=8, '
-             'val_shape=("BLOCK_M", "BLOCK_N"))}}')
-_BMM_STORE = ('{{store_output(("idx_q", "idx_m", "idx_n"), "acc", "mask", indent_width=8, '
-              'val_shape=("BLOCK_M", "BLOCK_N"))}}')
+def _store(batched: bool) -> str:
+    indices = '("idx_q", "idx_m", "idx_n")' if batched else '("idx_m", "idx_n")'
+    return f'{{{{store_output({indices}, "acc", "mask", indent_width=8, val_shape=("BLOCK_M", "BLOCK_N"))}}}}'
+
 
 #: The mm / addmm template (addmm's bias is Inductor's prefix input, read by its epilogue in ``store_output``).
-MM_SOURCE = _HEADER + _MM_PROLOGUE + _BODY.format(base_a="A", base_b="B", store=_MM_STORE)
+MM_SOURCE = _HEADER + _prologue(False) + _BODY.format(base_a="A", base_b="B", store=_store(False))
 #: The bmm template: the batch is ``tl.program_id(1)``.
-BMM_SOURCE = _HEADER + _BMM_PROLOGUE + _BODY.format(base_a="A + idx_q * stride_aq", base_b="B + idx_q * stride_bq",
-                                                    store=_BMM_STORE)
+BMM_SOURCE = _HEADER + _prologue(True) + _BODY.format(base_a="A + idx_q * stride_aq", base_b="B + idx_q * stride_bq",
+                                                    store=_store(True))
 
 _WS_HEADER = r'''
 import utlx.language as tlx
@@ -117,18 +96,8 @@ from utlx.kernels.nvidia.hopper_tma_persistent import alloc_a, alloc_b
 #: their half. One replicated consumer body is what lets Inductor's ``store_output`` be rendered once.
 _WS_BODY = r'''
     HALF_M: tl.constexpr = BLOCK_M // 2
-    if A_COL:
-        a_desc = tl.make_tensor_descriptor(base=A, shape=[K, M], strides=[stride_ak, 1],
-                                           block_shape=[BLOCK_K, HALF_M])
-    else:
-        a_desc = tl.make_tensor_descriptor(base=A, shape=[M, K], strides=[stride_am, 1],
-                                           block_shape=[HALF_M, BLOCK_K])
-    if B_COL:
-        b_desc = tl.make_tensor_descriptor(base=B, shape=[N, K], strides=[stride_bn, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
-    else:
-        b_desc = tl.make_tensor_descriptor(base=B, shape=[K, N], strides=[stride_bk, 1],
-                                           block_shape=[BLOCK_K, BLOCK_N])
+    a_desc = operand_descriptor(A, M, K, stride_am, stride_ak, HALF_M, BLOCK_K, A_COL)
+    b_desc = operand_descriptor(B, K, N, stride_bk, stride_bn, BLOCK_K, BLOCK_N, B_COL)
     DTYPE = A.dtype.element_ty
     bufs_A0 = alloc_a(DTYPE, HALF_M, BLOCK_K, NUM_STAGES, A_COL)
     bufs_A1 = alloc_a(DTYPE, HALF_M, BLOCK_K, NUM_STAGES, A_COL)
@@ -150,9 +119,8 @@ _WS_BODY = r'''
             it = 0
             for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, num_stages=0):
                 pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-                acc = tl.zeros((HALF_M, BLOCK_N), dtype=tl.float32)
-                acc, it = ws_ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
-                acc = ws_ring.retire(acc, empty, it, NUM_STAGES)
+                acc, it = ws_ring.whole_tile(bufs_A, bufs_B, full, empty, it, k_tiles, HALF_M, BLOCK_N, NUM_STAGES,
+                                             A_COL, B_COL)
                 idx_m = (pid_m * BLOCK_M + cid * HALF_M + tl.arange(0, HALF_M))[:, None].to(INDEX_DTYPE)
                 idx_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N))[None, :].to(INDEX_DTYPE)
                 mask = (idx_m < M) & (idx_n < N)
@@ -161,4 +129,5 @@ _WS_BODY = r'''
 '''
 
 #: The warp-specialized mm / addmm template.
-WS_MM_SOURCE = _WS_HEADER + "from utlx.kernels.tiles import grouped_tile\n" + _MM_PROLOGUE + _WS_BODY
+WS_MM_SOURCE = (_WS_HEADER + "from utlx.kernels.tiles import grouped_tile, operand_descriptor\n" + _prologue(False)
+                + _WS_BODY)

@@ -50,6 +50,20 @@ POINTER_GEMM_SIGNATURE = {
 }
 
 
+@triton.jit
+def operand_descriptor(base, rows, cols, stride_row, stride_col, BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr,
+                       COL_MAJOR: tl.constexpr):
+    """A device-side TMA descriptor over a ``rows x cols`` GEMM operand with ``BLOCK_ROWS x BLOCK_COLS`` boxes.
+    A column-major operand (``COL_MAJOR``: unit row stride, e.g. ``x.T``) is described over its transpose, boxes
+    ``BLOCK_COLS x BLOCK_ROWS``, and read through a transposed shared-memory view, as the ``_colmajor`` kernels do."""
+    if COL_MAJOR:
+        return tl.make_tensor_descriptor(base=base, shape=[cols, rows], strides=[stride_col, 1],
+                                         block_shape=[BLOCK_COLS, BLOCK_ROWS])
+    else:
+        return tl.make_tensor_descriptor(base=base, shape=[rows, cols], strides=[stride_row, 1],
+                                         block_shape=[BLOCK_ROWS, BLOCK_COLS])
+
+
 def layout_kernel(row_major: Any, col_major: Any, a_col: bool, b_col: bool) -> tuple[Any, dict[str, bool]]:
     """The JIT kernel for an operand layout and the layout constexprs it takes: ``row_major`` (none) for row-major
     A and B, else ``col_major`` with ``A_COL`` / ``B_COL`` (host side: what each kernel module's ``kernel_for``

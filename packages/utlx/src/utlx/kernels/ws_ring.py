@@ -122,3 +122,13 @@ def retire(acc, empty, it, NUM_STAGES: tl.constexpr, CLUSTER: tl.constexpr = 1, 
     acc = tlx.async_dot_wait(0, acc)
     release(empty, (it + NUM_STAGES - 1) % NUM_STAGES, CLUSTER, peer)
     return acc
+
+
+@triton.jit
+def whole_tile(bufs_A, bufs_B, full, empty, it, k_tiles, ROWS: tl.constexpr, COLS: tl.constexpr,
+               NUM_STAGES: tl.constexpr, A_COL: tl.constexpr, B_COL: tl.constexpr):
+    """A consumer's ``ROWS x COLS`` part of one output tile over all ``k_tiles`` k-steps: a zeroed accumulator,
+    :func:`mainloop`, :func:`retire`. Returns ``(acc, it)`` with every slot it read released."""
+    acc = tl.zeros((ROWS, COLS), dtype=tl.float32)
+    acc, it = mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
+    return retire(acc, empty, it, NUM_STAGES), it

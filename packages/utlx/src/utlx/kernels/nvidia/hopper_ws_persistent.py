@@ -70,9 +70,8 @@ def consume_tiles(c_desc, bufs_A, bufs_B, buf_C, full, empty, M, N, K, end, ROW:
     it = 0
     for tile in tl.range(tl.program_id(0), end, NUM_SMS, num_stages=0):
         pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_SIZE_M, BLOCK_SIZE_N, GROUP_SIZE_M)
-        acc = tl.zeros((HALF_M, BLOCK_SIZE_N), dtype=tl.float32)
-        acc, it = ring.mainloop(bufs_A, bufs_B, full, empty, acc, it, k_tiles, NUM_STAGES, A_COL, B_COL)
-        acc = ring.retire(acc, empty, it, NUM_STAGES)
+        acc, it = ring.whole_tile(bufs_A, bufs_B, full, empty, it, k_tiles, HALF_M, BLOCK_SIZE_N, NUM_STAGES, A_COL,
+                                  B_COL)
         _store_c(c_desc, buf_C, acc, pid_m * BLOCK_SIZE_M + ROW * HALF_M, pid_n * BLOCK_SIZE_N, HALF_M, BLOCK_SIZE_N,
                  EPILOGUE_SUBTILE)
     return it
