@@ -129,11 +129,9 @@ import utlx.language as tlx
                 # FA3 intra-warpgroup overlap: S_j is issued before P_{j-1} V_{j-1}, and the softmax of S_j runs
                 # while the tensor cores do P_{j-1} V_{j-1}. Block 0 is peeled (it has no P V before it).
                 if n_blocks > 0:
-                    start_n = utlx_flex_block_start(0, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
-                                                    SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
-                                                    HAS_FULL_BLOCKS)
-                    tlx.barrier_wait(k_fulls[0], 0)
-                    qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[0]))
+                    start_n, qk = utlx_flex_issue_s(q_tile, k_tiles[0], k_fulls[0], 0, 0, n_part, KV_IDX + idx_off,
+                                                    FULL_KV_IDX + idx_off, SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE,
+                                                    BLOCK_N, HAS_FULL_BLOCKS)
                     p_lo, p_hi, m_i, l_i, alpha = utlx_flex_block(
                         {{gen_argdefs()}}, qk, 0, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN, KV_LEN,
                         1)
@@ -145,11 +143,9 @@ import utlx.language as tlx
                     s = 1 % NUM_KV
                     ph = (1 // NUM_KV) & 1
                     for j in tl.range(1, n_blocks, num_stages=0):
-                        start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
-                                                        SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
-                                                        HAS_FULL_BLOCKS)
-                        tlx.barrier_wait(k_fulls[s], ph)
-                        qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
+                        start_n, qk = utlx_flex_issue_s(q_tile, k_tiles[s], k_fulls[s], ph, j, n_part, KV_IDX + idx_off,
+                                                        FULL_KV_IDX + idx_off, SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE,
+                                                        BLOCK_N, HAS_FULL_BLOCKS)
                         acc = acc * alpha[:, None]
                         tlx.barrier_wait(v_fulls[sp], php)
                         acc = utlx_flex_pv(p_lo, p_hi, v_tiles[sp], acc, BLOCK_N // 2, V_HEAD_DIM)
@@ -178,11 +174,9 @@ import utlx.language as tlx
                 s = 0
                 ph = 0
                 for j in tl.range(0, n_blocks, num_stages=0):
-                    start_n = utlx_flex_block_start(j, n_part, KV_IDX + idx_off, FULL_KV_IDX + idx_off,
-                                                    SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
-                                                    HAS_FULL_BLOCKS)
-                    tlx.barrier_wait(k_fulls[s], ph)
-                    qk = tlx.async_dot(q_tile, tlx.local_trans(k_tiles[s]))
+                    start_n, qk = utlx_flex_issue_s(q_tile, k_tiles[s], k_fulls[s], ph, j, n_part, KV_IDX + idx_off,
+                                                    FULL_KV_IDX + idx_off, SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE,
+                                                    BLOCK_N, HAS_FULL_BLOCKS)
                     p_lo, p_hi, m_i, l_i, alpha = utlx_flex_block(
                         {{gen_argdefs()}}, qk, j, n_part, m_i, l_i, off_zq, off_hq, offs_m, start_n, Q_LEN, KV_LEN,
                         1)
@@ -213,6 +207,17 @@ import utlx.language as tlx
                 tl.store(LSE + off_hz * Q_LEN + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < Q_LEN)
             if OUTPUT_MAX:
                 tl.store(MAX + off_hz * Q_LEN + offs_m, m_i, mask=offs_m < Q_LEN)
+
+
+@triton.jit
+def utlx_flex_issue_s(q_tile, k_tile, k_full, phase, j, n_part, kv_idx, full_kv_idx, SPARSE_KV_BLOCK_SIZE: tl.constexpr,
+                      SPARSE_KV_MULTIPLE: tl.constexpr, BLOCK_N: tl.constexpr, HAS_FULL_BLOCKS: tl.constexpr):
+    """A consumer's start of block j: its first KV row, and S_j = Q K_j^T issued once K_j has landed (not waited
+    for: the caller overlaps it with other work and waits)."""
+    start_n = utlx_flex_block_start(j, n_part, kv_idx, full_kv_idx, SPARSE_KV_BLOCK_SIZE, SPARSE_KV_MULTIPLE, BLOCK_N,
+                                    HAS_FULL_BLOCKS)
+    tlx.barrier_wait(k_full, phase)
+    return start_n, tlx.async_dot(q_tile, tlx.local_trans(k_tile))
 
 
 @triton.jit
