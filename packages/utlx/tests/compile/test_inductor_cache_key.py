@@ -90,10 +90,10 @@ def test_the_tag_keeps_the_users_and_comes_out_whole(off_after):
 def test_the_tag_follows_the_configured_choices(off_after, monkeypatch):
     from utlx.inductor import gemm
 
-    before = cache_key.tag("allow")
+    before = cache_key.tag("allow", ui._choices_now())
     monkeypatch.setattr(gemm, "WS_CONFIGS", ())  # the documented way to switch the WS GEMM choices off
-    assert cache_key.tag("allow") != before
-    assert cache_key.tag("force") != cache_key.tag("allow")
+    assert cache_key.tag("allow", ui._choices_now()) != before
+    assert cache_key.tag("force", ui._choices_now()) != cache_key.tag("allow", ui._choices_now())
 
 
 def test_a_torch_without_the_tag_refuses_before_installing_anything(off_after, monkeypatch):

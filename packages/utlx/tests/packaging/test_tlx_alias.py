@@ -164,3 +164,27 @@ def test_a_stale_alias_module_still_gets_the_submodules(tmp_path):
         print(alloc_barriers is utlx.alloc_barriers)
     """, site_dir=tmp_path, alias_module=_STALE_SHIM)
     assert out.splitlines()[-1] == "True"
+
+
+def test_a_utlx_module_outside_meta_package_is_not_loaded_again_under_the_alias(tmp_path):
+    """torch 2.14 probes ``triton.language.extra.tlx.inductor.registry`` (Meta's TorchTLX) while Inductor
+    imports. utlx has an ``inductor`` package that is not Meta's: the probe must fail as on stock Triton
+    (ImportError, which torch catches), not run utlx/inductor/__init__.py a second time under the alias name:
+    that made a second module object whose ``stats`` and mode split from ``utlx.inductor``'s, and bound it as
+    ``utlx.inductor`` (so ``import utlx.inductor as ui`` got the copy)."""
+    out = _run("""
+        import importlib, sys
+        import triton.language.extra.tlx as tlx
+        for name in ("triton.language.extra.tlx.inductor", "triton.language.extra.tlx.inductor.registry"):
+            try:
+                importlib.import_module(name)
+            except ModuleNotFoundError as e:
+                assert "utlx.inductor is not one" in str(e), e
+            else:
+                raise AssertionError(name + " imported")
+        assert "triton.language.extra.tlx.inductor" not in sys.modules
+        import utlx.inductor as ui
+        assert ui is sys.modules["utlx.inductor"] and ui.__name__ == "utlx.inductor"
+        print("ok")
+    """, site_dir=tmp_path)
+    assert out.endswith("ok")

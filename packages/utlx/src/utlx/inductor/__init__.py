@@ -34,6 +34,7 @@ from typing import Any
 from tritonx.seams import Seam, install, is_installed, uninstall
 
 from utlx import compat
+from utlx.inductor.gemm import STATS as GEMM_STATS
 
 MODES = ("off", "allow", "force")
 #: Environment knob read once at import: ``allow`` / ``force`` switch the integration on.
@@ -44,10 +45,8 @@ _mode = "off"
 #: How many flex lowerings got the utlx choice (``added``) and why the others did not (reason -> count): what
 #: the benchmark and the GPU tests read to know the utlx kernel really ran.
 stats: dict[str, Any] = {"added": 0, "skipped": {}}
-#: The GEMM templates' (:mod:`utlx.inductor.gemm`): lowerings that got utlx's choices (``added``, by op), that got
-#: only them (``forced``), autotuning picks that were utlx's (``chosen``), and why the others did not (``skipped``);
-#: ``unavailable`` says why the GEMM side is off where this torch lacks one of its hooks.
-stats["gemm"] = {"added": {}, "forced": {}, "chosen": 0, "skipped": {}}
+#: The GEMM templates' (:data:`utlx.inductor.gemm.STATS`).
+stats["gemm"] = GEMM_STATS
 
 
 def mode() -> str:
@@ -140,8 +139,16 @@ def enable(mode: str = "allow") -> None:
     except RuntimeError as e:  # a torch without one of the GEMM hooks: the FlexAttention side still works
         stats["gemm"]["unavailable"] = str(e)
         warnings.warn(f"utlx.inductor: the GEMM templates are off: {e}", stacklevel=2)
-    cache_key.apply(mode)  # torch.compile's caches key what this mode and these templates compile
+    cache_key.apply(mode, _choices_now())  # torch.compile's caches key what this mode and these templates compile
     _mode = mode
+
+
+def _choices_now() -> str:
+    """The template choices as configured in this process (module attributes a user may change, e.g.
+    ``gemm.WS_CONFIGS = ()``): part of the cache key tag."""
+    from utlx.inductor import flex, gemm
+
+    return repr((flex.VARIANTS, flex.DEEP_VARIANTS, gemm.CONFIGS, gemm.WS_CONFIGS, gemm.CONSUMER_REGS))
 
 
 def disable() -> None:
@@ -165,8 +172,9 @@ def _from_env() -> None:
         enable(value)
 
 
-# Only as ``utlx.inductor``: torch >= 2.14 imports ``triton.language.extra.tlx.inductor.registry`` while Inductor
-# itself is being imported, and utlx's alias makes that run this file a second time under the alias name, with
-# the flex module half-initialised; that copy must not act (the real one enables once Inductor is whole).
+# Only as ``utlx.inductor``: torch >= 2.14 probes ``triton.language.extra.tlx.inductor.registry`` while Inductor
+# itself is being imported. utlx's alias refuses that name (utlx.language._alias: not one of Meta's tlx
+# submodules), so this file is not run a second time under it; should a copy be loaded under another name by
+# other means, it must not act (the real one enables once Inductor is whole).
 if __name__ == "utlx.inductor":
     _from_env()

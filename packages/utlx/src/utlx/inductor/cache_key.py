@@ -53,16 +53,10 @@ def _package_digest() -> str:
     return ";".join(package_key(top) for top in ("utlx", "tritonx"))
 
 
-def _choices_now() -> str:
-    """The template choices as configured in this process (module attributes a user may change)."""
-    from utlx.inductor import flex, gemm
-
-    return repr((flex.VARIANTS, flex.DEEP_VARIANTS, gemm.CONFIGS, gemm.WS_CONFIGS, gemm.CONSUMER_REGS))
-
-
-def tag(mode: str) -> str:
-    """utlx's part of the cache key tag for ``mode`` (``allow`` / ``force``)."""
-    digest = hashlib.sha256(f"{_package_digest()}|{_choices_now()}".encode()).hexdigest()[:20]
+def tag(mode: str, choices: str) -> str:
+    """utlx's part of the cache key tag for ``mode`` (``allow`` / ``force``) and the template ``choices`` (their
+    configuration as text: :func:`utlx.inductor._choices_now`)."""
+    digest = hashlib.sha256(f"{_package_digest()}|{choices}".encode()).hexdigest()[:20]
     return f"{MARK}{mode}:{digest}"
 
 
@@ -73,10 +67,11 @@ def _user_part(current: str) -> str:
     return current if at < 0 else current[:at].removesuffix("|")
 
 
-def apply(mode: str) -> None:
-    """Put utlx's tag for ``mode`` into torch.compile's cache key tag (replacing an earlier utlx tag)."""
+def apply(mode: str, choices: str) -> None:
+    """Put utlx's tag for ``mode`` and ``choices`` into torch.compile's cache key tag (replacing an earlier one)."""
     user = _user_part(read_slot(SEAM))
-    write_slot(SEAM, f"{user}|{tag(mode)}" if user else tag(mode))
+    mine = tag(mode, choices)
+    write_slot(SEAM, f"{user}|{mine}" if user else mine)
 
 
 def remove() -> None:

@@ -101,7 +101,16 @@ class TlxSubmoduleFinder(importlib.abc.MetaPathFinder):
         if not fullname.startswith(_PREFIX) or not alias_is_utlx():
             return None
         name = target_of(fullname)
-        if name is None or importlib.util.find_spec(name) is None:
+        if name is None:
+            first = fullname[len(_PREFIX):].partition(".")[0]
+            if importlib.util.find_spec(f"{TARGET}.{first}") is not None:
+                # a utlx module that is not one of Meta's tlx submodules (``inductor``: torch 2.14 probes
+                # ``tlx.inductor.registry``, Meta's TorchTLX): the path finder would run utlx's file a second
+                # time under the alias name, a second module object whose state splits from utlx's own
+                raise ModuleNotFoundError(f"No module named {fullname!r} (utlx maps only Meta's tlx submodules "
+                                          f"onto its own; utlx.{first} is not one)", name=fullname)
+            return None
+        if importlib.util.find_spec(name) is None:
             return None
         real = importlib.import_module(name)
         return importlib.machinery.ModuleSpec(fullname, ExistingModuleLoader(name), origin=f"alias of {name}",
