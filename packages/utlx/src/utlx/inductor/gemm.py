@@ -88,12 +88,8 @@ CHOICES_CLASS = Seam("utlx.inductor-choices-class", where=_choices_class_where, 
 STATS: dict[str, Any] = {"added": {}, "forced": {}, "chosen": 0, "skipped": {}}
 
 
-def _stats() -> dict[str, Any]:
-    return STATS
-
-
 def _skip(reason: str) -> None:
-    skipped = _stats()["skipped"]
+    skipped = STATS["skipped"]
     skipped[reason] = skipped.get(reason, 0) + 1
 
 
@@ -283,7 +279,7 @@ def count(choices: list[Any], op_name: str) -> list[Any]:
     if not getattr(_state, "offered", False):
         return choices
     _state.offered = False
-    stats = _stats()
+    stats = STATS
     if not any(is_utlx_choice(c) for c in choices):
         _skip("the utlx template failed to generate")
         if _mode == "force":
@@ -336,7 +332,7 @@ def _choices_class(base: type) -> type:
         def override_best_choice(self, best_choice: Any, timings: Any) -> Any:
             best_choice = super().override_best_choice(best_choice, timings)
             if is_utlx_choice(best_choice):
-                _stats()["chosen"] += 1
+                STATS["chosen"] += 1
             return best_choice
 
     return UtlxInductorChoices
