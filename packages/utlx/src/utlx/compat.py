@@ -802,7 +802,8 @@ def inductor_gemm_hooks() -> dict[str, Any]:
     """The Inductor objects :mod:`utlx.inductor.gemm` builds on, checked to exist (one line where one is missing).
 
     All are Inductor's extension points for template choices: ``InductorChoices`` (its
-    ``_finalize_template_configs``, ``get_ktc`` and ``override_best_choice``), the template heuristic registry's
+    ``_finalize_template_configs`` and ``get_ktc``; ``override_best_choice``, which only counts the autotuning
+    picks, is used where it exists: torch 2.14 has it, 2.11 does not), the template heuristic registry's
     ``register_template_heuristic`` and ``TemplateConfigHeuristics``, ``AddMMConfigMixin`` (addmm's bias epilogue)
     and the stock ``mm`` / ``bmm`` templates whose presence says Inductor is autotuning Triton GEMMs."""
     version = torch_version()
@@ -825,7 +826,7 @@ def inductor_gemm_hooks() -> dict[str, Any]:
             found[key] = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError):
             raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]} has no {module}.{name}") from None
-    for method in ("_finalize_template_configs", "get_ktc", "override_best_choice"):
+    for method in ("_finalize_template_configs", "get_ktc"):
         if not hasattr(found["InductorChoices"], method):
             raise RuntimeError(f"utlx.inductor: torch {version[0]}.{version[1]}'s InductorChoices has no {method}")
     return found

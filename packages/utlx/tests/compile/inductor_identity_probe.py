@@ -34,7 +34,8 @@ AOT_ID = re.compile(r"^# AOT ID: .*$", re.M)
 def graph(x: torch.Tensor, w_qkv: torch.Tensor, w_out: torch.Tensor, block_mask, heads: int) -> torch.Tensor:
     """QKV matmul, flex attention with a BlockMask and an ALiBi-like score_mod, output matmul, GELU."""
     b, n, c = x.shape
-    q, k, v = (x @ w_qkv).view(b, n, 3, heads, c // heads).permute(2, 0, 3, 1, 4)
+    # three buffers: torch 2.11's CPU flex lowering refuses q, k and v that share one ("not supported for now")
+    q, k, v = (t.contiguous() for t in (x @ w_qkv).view(b, n, 3, heads, c // heads).permute(2, 0, 3, 1, 4))
 
     def score_mod(s, bi, h, qi, kv):
         return s + (kv - qi) * 0.01 * (h + 1)

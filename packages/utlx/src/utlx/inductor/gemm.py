@@ -17,7 +17,7 @@ template's configurations come from the heuristic registered for ``(template uid
   wins) or returns only them (``force``; addmm's separate aten call is emptied too);
 * the utlx templates' configurations come from heuristics registered with ``register_template_heuristic`` under
   utlx's own template names (addmm's reuses Inductor's ``AddMMConfigMixin`` for its bias epilogue);
-* ``override_best_choice`` (called after the benchmark) counts whether a utlx choice won.
+* ``override_best_choice`` (called after the benchmark; torch 2.14, not 2.11) counts whether a utlx choice won.
 
 torch 2.11 (the GPU image): the same hooks (``_finalize_template_configs``, ``get_ktc``, the template heuristic
 registry under ``torch._inductor.template_heuristics``) came with Inductor's template-choice refactor before
@@ -67,6 +67,8 @@ MAX_GRID_Y = 65535
 _mode = "off"
 _state = threading.local()
 _installed: dict[str, Any] = {}
+#: The choices class :func:`install` made (importable by this name, so that Inductor's cache key pickles it).
+UtlxInductorChoices: type | None = None
 
 
 def _choices_class_where() -> tuple[Any, str]:
@@ -83,8 +85,9 @@ CHOICES_CLASS = Seam("utlx.inductor-choices-class", where=_choices_class_where, 
 
 #: ``utlx.inductor.stats["gemm"]`` (this module owns it, so it needs nothing of the package above it): lowerings
 #: that got utlx's choices (``added``, by op), that got only them (``forced``), autotuning picks that were utlx's
-#: (``chosen``), and why the others did not (``skipped``); ``unavailable`` says why the GEMM side is off where this
-#: torch lacks one of its hooks.
+#: (``chosen``; None on a torch whose ``InductorChoices`` has no ``override_best_choice``, 2.11), and why the
+#: others did not (``skipped``); ``unavailable`` says why the GEMM side is off where this torch lacks one of its
+#: hooks.
 STATS: dict[str, Any] = {"added": {}, "forced": {}, "chosen": 0, "skipped": {}}
 
 
@@ -329,11 +332,16 @@ def _choices_class(base: type) -> type:
                                  **kwargs: Any) -> list[Any]:
             return count(super().get_template_configs(kernel_inputs, templates, op_name, *args, **kwargs), op_name)
 
-        def override_best_choice(self, best_choice: Any, timings: Any) -> Any:
-            best_choice = super().override_best_choice(best_choice, timings)
+    if hasattr(base, "override_best_choice"):  # torch 2.14; 2.11 has no such hook: ``chosen`` stays None there
+        def override_best_choice(self: Any, best_choice: Any, timings: Any) -> Any:
+            best_choice = super(UtlxInductorChoices, self).override_best_choice(best_choice, timings)
             if is_utlx_choice(best_choice):
                 STATS["chosen"] += 1
             return best_choice
+
+        UtlxInductorChoices.override_best_choice = override_best_choice  # type: ignore[attr-defined]
+    else:
+        STATS["chosen"] = None
 
     return UtlxInductorChoices
 
@@ -351,6 +359,11 @@ def install(mode: str) -> None:
     prior = V.choices
     base = type(prior) if isinstance(prior, hooks["InductorChoices"]) else hooks["InductorChoices"]
     cls = _choices_class(base)
+    # Inductor pickles its config into the FX graph cache key, ``inductor_choices_class`` included (torch 2.11:
+    # a local class does not pickle, and every compile bypassed the cache): the class is reachable by name here.
+    global UtlxInductorChoices
+    cls.__module__, cls.__qualname__ = __name__, "UtlxInductorChoices"
+    UtlxInductorChoices = cls
     V.set_choices_handler(cls())  # in place at once (the context manager it returns is not needed)
     _installed.update(prior=prior, cls=cls)
     if hasattr(config, "inductor_choices_class"):  # a config of torch 2.14 (and the FX cache key's uuid() source)
