@@ -82,7 +82,8 @@ def defines(p: Problem) -> dict[str, Any]:
            "QK_HEAD_DIM": p.d, "V_HEAD_DIM": p.d, "SPARSE_Q_BLOCK_SIZE": BLOCK, "SPARSE_KV_BLOCK_SIZE": BLOCK,
            "SM_SCALE": p.d ** -0.5, "GQA_SHARED_HEADS": p.hq // p.hkv, "HAS_FULL_BLOCKS": p.full,
            "IS_DIVISIBLE": p.q_len % BLOCK == 0 and p.kv_len % BLOCK == 0, "ROWS_GUARANTEED_SAFE": False,
-           "OUTPUT_LOGSUMEXP": True, "OUTPUT_MAX": False}
+           "OUTPUT_LOGSUMEXP": True, "OUTPUT_MAX": False,
+           "SCORE_IS_QK": p.score_mod == "none"}  # utlx.inductor.flex sets it where score_mod is the identity
     out.update(p.options)
     return out
 

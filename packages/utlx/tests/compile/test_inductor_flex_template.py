@@ -11,6 +11,7 @@ The same module checks the switch (enable / disable / modes / env knob) and that
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import flex_render
 import pytest
@@ -198,3 +199,78 @@ def test_p_goes_to_bf16_without_byte_permutes(tmp_path, overlap):
     ops = _sass_ops(k.asm["cubin"], tmp_path)
     assert "WARPGROUP.ARRIVE" in ops  # the SASS was read (wgmma fences)
     assert ops.count("PRMT") == 0
+
+
+def _softmax_loops(cubin: bytes, tmp_path) -> list[Counter]:
+    """Opcode counts of each innermost SASS loop that runs wgmma and exponentials (the consumers' KV loops), read
+    with ``nvdisasm`` and the loop finder of ``tools/bench/tutorial_sass.py``."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from triton import knobs
+
+    root = Path(__file__).resolve().parents[4]
+    spec = importlib.util.spec_from_file_location("utlx_tutorial_sass", root / "tools/bench/tutorial_sass.py")
+    ts = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = ts
+    spec.loader.exec_module(ts)
+    path = tmp_path / "k.cubin"
+    path.write_bytes(cubin)
+    text = subprocess.run([knobs.nvidia.nvdisasm.path, "-c", str(path)], capture_output=True, text=True,
+                          check=True).stdout
+    sass = ts.parse_sass(text)
+    spans = ts.loops(sass)
+    out = []
+    for (first, last), inner in zip(spans, ts.innermost(spans, 32), strict=True):
+        ops = Counter(ts.opcode(i) for i in sass.instructions[first:last + 1])
+        if inner and any(o.startswith("HGMMA") for o in ops) and any(o.startswith("MUFU.EX2") for o in ops):
+            out.append(ops)
+    return out
+
+
+@pytest.mark.parametrize(("score_mod", "mask_mod", "fmul_per_exp"), [("none", "none", 1), ("none", "causal", 1),
+                                                                     ("alibi", "causal", 2)])
+def test_softmax_is_one_ffma_and_one_exp_per_score(tmp_path, score_mod, mask_mod, fmul_per_exp):
+    """The consumers' KV loop does per score what utlx.attention's does: one FFMA (``s * SCALE - m``) into one
+    MUFU.EX2, and one FMUL for the accumulator's rescale (one per output element, as many as scores per thread
+    at D=128); a score_mod adds SM_SCALE's multiply, the identity does not. Each row reduction runs once over
+    both column halves: one butterfly pair of shuffles per reduction and row (8 per block: 2 rows per thread, max
+    and sum; a loop body may hold two blocks). Before 2026-12-04 the no-mask loop had 3 FMUL per exponential and
+    16 shuffles per block (596 instructions against utlx.attention's 455; it now has 454)."""
+    triton.set_allocator(lambda size, align, stream: None)
+    for overlap in (False, True):
+        _, k = _compile(tmp_path, 128, 2048, True, score_mod=score_mod, mask_mod=mask_mod, OVERLAP=overlap)
+        loops = _softmax_loops(k.asm["cubin"], tmp_path)
+        assert loops, "no consumer KV loop found in the SASS"
+        for ops in loops:
+            exps = sum(n for o, n in ops.items() if o.startswith("MUFU.EX2"))
+            shuffles = sum(n for o, n in ops.items() if o.startswith("SHFL"))
+            assert exps >= 64, ops  # 64 scores per thread and block (64x128 per warpgroup)
+            assert ops["FMUL"] <= fmul_per_exp * exps + 8, (overlap, ops["FMUL"], exps)
+            assert shuffles * 8 <= exps, (overlap, shuffles, exps)
+
+
+@pytest.mark.parametrize(("name", "identity"), [("identity", True), ("alibi", False), ("tanh", False),
+                                                 ("head index", False)])
+def test_identity_score_mod_is_recognised_from_inductors_subgraph_buffer(name, identity):
+    """``flex.score_mod_is_identity`` on the buffer Inductor's own flex code builds from a score_mod graph
+    (``build_subgraph_module_buffer`` over the ``score, b, h, m, n`` placeholders): only ``lambda score, ...:
+    score`` folds SM_SCALE into the exponent; a mod that returns another placeholder (the head index) or computes
+    anything keeps the general path (a wrong True would drop SM_SCALE from its scores)."""
+    import torch
+    from inductor_fake_hopper import lowering
+    from torch._inductor.kernel.flex.common import build_subgraph_module_buffer, create_placeholder
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from utlx.inductor.flex import score_mod_is_identity
+
+    mods = {"identity": lambda score, b, h, m, n: score, "alibi": lambda score, b, h, m, n: score + (n - m),
+            "tanh": lambda score, b, h, m, n: torch.tanh(score), "head index": lambda score, b, h, m, n: h}
+    names = (("score", torch.float32), ("b", torch.int32), ("h", torch.int32), ("m", torch.int32), ("n", torch.int32))
+    graph = make_fx(mods[name])(torch.tensor(0.5), *(torch.tensor(1, dtype=torch.int32) for _ in range(4)))
+    with lowering():
+        buffer = build_subgraph_module_buffer([create_placeholder(n, dt, torch.device("cpu")) for n, dt in names],
+                                              graph)
+    assert score_mod_is_identity({"subgraphs": [buffer, None]}) is identity
+    assert score_mod_is_identity({}) is False

@@ -81,13 +81,30 @@ def variants(head_dim: int) -> tuple[dict[str, Any], ...]:
     return VARIANTS + DEEP_VARIANTS.get(head_dim, ())
 
 
+def score_mod_is_identity(recorded: dict[str, Any]) -> bool:
+    """True where the score_mod is ``lambda score, b, h, m, n: score`` (no score_mod given, or one that returns its
+    score): then the template folds SM_SCALE into the softmax's exponent (``SCORE_IS_QK``). Inductor lowers such a
+    subgraph to a buffer over its ``score`` placeholder itself (``kernel/flex/common.py``
+    ``build_subgraph_module_buffer``: the output is the placeholder's ``InputBuffer``, which the template's
+    ``modification`` renders as ``post_mod_scores = (qk)``); anything else (a captured tensor, an expression, another
+    placeholder) is a computed buffer or another name, and keeps the general path."""
+    from torch._inductor import ir
+
+    subgraphs = recorded.get("subgraphs") or []
+    score = subgraphs[0] if subgraphs else None
+    data = getattr(score, "data", None)
+    return (isinstance(score, ir.ComputedBuffer) and isinstance(data, ir.InputBuffer)
+            and data.get_name() == "score")
+
+
 def choices(recorded: dict[str, Any]) -> list[Any]:
     """The utlx choices for a recorded stock flex template call, one per variant (empty where it does not apply)."""
     out: list[Any] = []
     for variant in variants(recorded.get("QK_HEAD_DIM")):
         kwargs = dict(recorded)
         kwargs.update(BLOCK_M=TILE_M // 2, TILE_M=TILE_M, BLOCK_N=BLOCK_N, CONSUMER_REGS=240, PTX_CVT=True,
-                      num_warps=4, num_stages=1, USE_TMA=True, **variant)
+                      SCORE_IS_QK=score_mod_is_identity(recorded), num_warps=4, num_stages=1, USE_TMA=True,
+                      **variant)
         error = template().maybe_append_choice(out, **kwargs)
         if error is not None:
             raise RuntimeError(f"utlx.inductor: the utlx flex template failed to generate ({variant}): {error}")

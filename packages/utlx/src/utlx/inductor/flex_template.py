@@ -315,11 +315,13 @@ def utlx_flex_mask(
 def utlx_flex_mods(
     {{gen_argdefs()}}, qk, keep, off_z, off_h, offs_m, offs_n, Q_LEN, KV_LEN, IS_FULL_BLOCKS,
 ):
-    """score_mod on a [BLOCK_M, BLOCK_N // 2] half of an S block, then the mask (partial blocks), in base 2
-    (halves for the reason utlx_flex_mask gives: score_mod may gather with the KV index too)."""
+    """score_mod on a [BLOCK_M, BLOCK_N // 2] half of an S block, then the mask (partial blocks), in natural
+    units (halves for the reason utlx_flex_mask gives: score_mod may gather with the KV index too). The base-2
+    factor is left to the softmax, where it folds into the exponent's FFMA (utlx_flex_scores); where the score_mod
+    is the identity (``SCORE_IS_QK``) so is SM_SCALE, and the scores come back unscaled."""
     {{gen_defines() | indent_except_first(1)}}
-    RCP_LN2: tl.constexpr = 1.44269504
-    qk *= SM_SCALE
+    if not SCORE_IS_QK:
+        qk *= SM_SCALE
     m, n = utlx_flex_indices(offs_m, offs_n, Q_LEN, KV_LEN, IS_DIVISIBLE)
     {{ modification(subgraph_number=0, output_name="post_mod_scores", score="qk", b="off_z", h="off_h", m="m",
                     n="n", out="qk") | indent_except_first(1) }}
@@ -327,7 +329,7 @@ def utlx_flex_mods(
         post_mod_scores = tl.where(offs_n < KV_LEN, post_mod_scores, float("-inf"))
     if not IS_FULL_BLOCKS:
         post_mod_scores = tl.where(keep, post_mod_scores, float("-inf"))
-    return post_mod_scores * RCP_LN2
+    return post_mod_scores
 
 
 @triton.jit
@@ -337,22 +339,31 @@ def utlx_flex_scores(
 ):
     """The mods on the two column halves of one S block (a register-only split of the accumulator), then the
     online softmax step (base 2). P stays in halves: the P V GEMM runs as two K=64 GEMMs (utlx_flex_pv), so P
-    never goes back to the 128-column layout (a join reorders the bf16 pairs: one PRMT per pair)."""
+    never goes back to the 128-column layout (a join reorders the bf16 pairs: one PRMT per pair).
+
+    Per element the softmax is one FFMA (``s * SCALE - m``) and one MUFU.EX2, as in utlx.attention: the row max
+    is taken on the unscaled scores and scaled once per row (a positive factor keeps the order), and each row
+    reduction (max, sum) runs once over both halves, not once per half (half the shuffles). Until 2026-12-04
+    the scores were multiplied by SM_SCALE and by log2(e) apart (128 FMUL per thread and block more than
+    utlx.attention's loop, whose softmax bounds it: its SASS loop was 596 instructions against 455)."""
     {{gen_defines() | indent_except_first(1)}}
     HALF_N: tl.constexpr = BLOCK_N // 2
+    RCP_LN2: tl.constexpr = 1.44269504
+    # the scores' base-2 factor: log2(e), times SM_SCALE where the mods left the scores unscaled
+    SCALE: tl.constexpr = SM_SCALE * RCP_LN2 if SCORE_IS_QK else RCP_LN2
     qk_lo, qk_hi = tl.split(tl.permute(tl.reshape(qk, [BLOCK_M, 2, HALF_N]), [0, 2, 1]))
     s_lo = utlx_flex_mods({{gen_argdefs()}}, qk_lo, keep_lo, off_z, off_h, offs_m, offs_lo, Q_LEN, KV_LEN,
                           IS_FULL_BLOCKS)
     s_hi = utlx_flex_mods({{gen_argdefs()}}, qk_hi, keep_hi, off_z, off_h, offs_m, offs_lo + HALF_N, Q_LEN, KV_LEN,
                           IS_FULL_BLOCKS)
-    m_ij = tl.maximum(m_i, tl.maximum(tl.max(s_lo, 1), tl.max(s_hi, 1)))
+    m_ij = tl.maximum(m_i, tl.max(tl.maximum(s_lo, s_hi), 1) * SCALE)
     if not ROWS_GUARANTEED_SAFE:
         m_ij_masked = tl.where(m_ij == float("-inf"), 0, m_ij)
     else:
         m_ij_masked = m_ij
     alpha = tl.math.exp2(m_i - m_ij_masked)
-    p_lo = tl.math.exp2(s_lo - m_ij_masked[:, None])
-    p_hi = tl.math.exp2(s_hi - m_ij_masked[:, None])
-    l_i = l_i * alpha + (tl.sum(p_lo, 1) + tl.sum(p_hi, 1))
+    p_lo = tl.math.exp2(s_lo * SCALE - m_ij_masked[:, None])
+    p_hi = tl.math.exp2(s_hi * SCALE - m_ij_masked[:, None])
+    l_i = l_i * alpha + tl.sum(p_lo + p_hi, 1)
     return p_lo, p_hi, m_ij, l_i, alpha
 '''
