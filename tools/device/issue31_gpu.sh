@@ -4,7 +4,8 @@
 # usage: bash tools/device/issue31_gpu.sh --part 1|2|3|4 [--budget-s S] [--dry-run] [--python PY]
 #   --part 1    carry [".bundle/triton-3.8.0.tar.xz"] (built with --extra-wheel triton-utlx==3.8.0.post16, for
 #               Meta's Hopper tutorial tests): pytest -m gpu -n 4 over the whole suite but the torch.compile tests,
-#               alone on the GPU (2026-12-04: -n 3 reached ~96% in 400 s; -n 4 beside another pytest ~97% in 490 s)
+#               alone on the GPU (2026-12-04: -n 3 reached ~96% in 400 s; -n 4 beside another pytest ~97% in 490 s);
+#               -vv, so that a run cut by its cap still names every test that finished
 #   --part 2    carry [".bundle/stock.tar.xz"]; on the image's Triton 3.6 (torch 2.11 is built against it:
 #               torch.compile must not meet the 3.8 bundle): the torch.compile GPU tests (tests/gpu/test_inductor_*.py,
 #               -n 2: 270 s on 2026-12-04), then bench_inductor.py --check (150 s)
@@ -157,7 +158,7 @@ top_steps() {
 }
 
 case "$PART" in
-  1) top_steps suite "$(cap_of suite)" "" --bundle "$BUNDLE_38" -- -n 4 -rfE --tb=short \
+  1) top_steps suite "$(cap_of suite)" "" --bundle "$BUNDLE_38" -- -n 4 -vv -rfE --tb=short \
        packages/core/tests packages/utlx/tests/gpu packages/utlx/tests/compile packages/utlx/tests/tutorials tools/tests \
        "--ignore-glob=*/test_inductor_*"
      FILES="plan.log suite/versions.txt suite/gpu-tests.log suite/gpu-tests.xml" ;;

@@ -46,7 +46,7 @@ def test_dry_run_part_1_is_the_suite_alone_on_3_8():
     out = sh("--dry-run", "--part", "1")
     assert out.returncode == 0, out.stderr
     (suite,) = (line for line in out.stdout.splitlines() if "run_gpu_tests.sh" in line)
-    assert "--bundle .bundle/triton-3.8.0.tar.xz -- -n 4 -rfE --tb=short packages/core/tests packages/utlx/tests/gpu" \
+    assert "--bundle .bundle/triton-3.8.0.tar.xz -- -n 4 -vv -rfE --tb=short packages/core/tests packages/utlx/tests/gpu" \
         in suite
     assert "packages/utlx/tests/tutorials tools/tests --ignore-glob=*/test_inductor_*" in suite
     assert re.findall(r"^\(timeout (\d+) s\)", out.stdout, re.M) == ["560"]  # under the 600 s of a device command
