@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --python) PY=${2:?--python needs an interpreter}; shift 2 ;;
     --steps) STEPS=${2:?--steps needs a list}; shift 2 ;;
     --deadline) DEADLINE=${2:?--deadline needs an epoch}; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
