@@ -21,8 +21,10 @@ template's configurations come from the heuristic registered for ``(template uid
 
 torch 2.11 (the GPU image): the same hooks (``_finalize_template_configs``, ``get_ktc``, the template heuristic
 registry under ``torch._inductor.template_heuristics``) came with Inductor's template-choice refactor before
-2.11; they were not read in a 2.11 wheel here: :func:`utlx.compat.inductor_gemm_hooks` checks each at
-:func:`install`, and the GPU test exercises them on the image. With the integration off nothing of it is
+2.11, read in its wheel and run on the H200 (2026-12-04; CI's ``torch211`` env runs the compile tests on it);
+``override_best_choice`` did not, and 2.11 pickles ``config.inductor_choices_class`` into the FX cache key (so the
+class is importable by name). :func:`utlx.compat.inductor_gemm_hooks` checks each hook at :func:`install`.
+With the integration off nothing of it is
 installed: the handler and ``config.inductor_choices_class`` are put back as they were, and the registered
 heuristics (keyed by utlx's template names, which stock Inductor never asks for) are inert.
 """
