@@ -6,7 +6,8 @@ Usage (on a Hopper GPU)::
     python tools/bench/bench_inductor_gemm.py --dry-run     # CPU: the whole flow on small shapes, eager, no GPU
 
 Workloads: the 8 GEMM shapes of ``tools/bench/gemm.py`` (``a @ b``), linear + bias + GELU 16384x4096x4096 (the
-issue-31 case: stock max-autotune picks cuBLAS plus a separate epilogue kernel) and a SwiGLU MLP
+issue-31 case: stock max-autotune picks cuBLAS plus a separate epilogue kernel), the same linear without bias or
+GELU (to tell the bias epilogue's cost from the shape's), and a SwiGLU MLP
 (``down(silu(gate(x)) * up(x))``, 8192 tokens, 4096 -> 11008 -> 4096). Each is compiled twice, with
 ``utlx.inductor`` off (stock) and on (``--mode``, ``allow`` by default: utlx's choices compete in Inductor's
 autotuning, which keeps cuBLAS where it wins), both outputs are checked against the function run eagerly in
@@ -71,16 +72,22 @@ def _mm_workload(m: int, n: int, k: int) -> Workload:
     return Workload(f"mm {m}x{n}x{k}", 2 * m * n * k, make)
 
 
-def _linear_gelu_workload() -> Workload:
+def _linear_gelu_workload(bias: bool = True) -> Workload:
+    """linear + bias + GELU; with ``bias=False`` the bare linear of the same shape and layout (the weight read as a
+    column-major B), which tells a slow bias epilogue from a slow shape (2026-12-04: utlx's addmm ran at 645
+    TFLOPS here against 801 for its mm on the SwiGLU's shapes of the same layout)."""
     m, n, k = LINEAR_GELU
 
     def make(dtype, device, scale):
         g = _gen(device)
         x, w, b = (_rand(s, dtype, device, g) for s in ((m // scale, k // scale), (n // scale, k // scale),
                                                           (n // scale,)))
+        if not bias:
+            return (lambda x, w: F.linear(x, w)), (x, w)
         return (lambda x, w, b: F.gelu(F.linear(x, w, b))), (x, w, b)
 
-    return Workload(f"linear+bias+GELU {m}x{n}x{k}", 2 * m * n * k, make)
+    name = f"linear+bias+GELU {m}x{n}x{k}" if bias else f"linear (no bias) {m}x{n}x{k}"
+    return Workload(name, 2 * m * n * k, make)
 
 
 def _swiglu_workload() -> Workload:
@@ -97,7 +104,8 @@ def _swiglu_workload() -> Workload:
 
 
 def workloads() -> list[Workload]:
-    return [*(_mm_workload(*s) for s in GEMM_SHAPES), _linear_gelu_workload(), _swiglu_workload()]
+    return [*(_mm_workload(*s) for s in GEMM_SHAPES), _linear_gelu_workload(bias=False), _linear_gelu_workload(),
+            _swiglu_workload()]
 
 
 def compiled(fn: Callable[..., Any], mode: str) -> Callable[..., Any]:

@@ -34,10 +34,11 @@ def test_help_runs():
 def test_dry_run_covers_every_workload(bench, capsys):
     assert bench.main(["--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert len(bench.workloads()) == len(bench.GEMM_SHAPES) + 2
+    assert len(bench.workloads()) == len(bench.GEMM_SHAPES) + 3
     for w in bench.workloads():
         assert f"| {w.name} | fp32 |" in text
     assert "linear+bias+GELU 16384x4096x4096" in text and "SwiGLU MLP" in text
+    assert "linear (no bias) 16384x4096x4096" in text
     assert f"over {len(bench.workloads())} of {len(bench.workloads())} rows" in text
 
 
