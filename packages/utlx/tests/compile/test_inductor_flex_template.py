@@ -190,12 +190,14 @@ def _sass_ops(cubin: bytes, tmp_path) -> list[str]:
     return re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass, re.M)
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("overlap", [False, True])
-def test_p_goes_to_bf16_without_byte_permutes(tmp_path, overlap):
+def test_p_goes_to_bf16_without_byte_permutes(tmp_path, overlap, dtype):
     """P stays in the two halves the mods ran on (the P V GEMM is two K=64 GEMMs): joining them back to 128
-    columns reordered the bf16 pairs, one PRMT per pair (64 per block, 128 in the FA3 loop)."""
+    columns reordered the bf16 pairs, one PRMT per pair (64 per block, 128 in the FA3 loop). In fp16 the FA3
+    loop had 32 PRMTs per block until its conversion was paired too (``cvt.rn.f16x2.f32``)."""
     triton.set_allocator(lambda size, align, stream: None)
-    _, k = _compile(tmp_path, 128, 2048, True, score_mod="none", mask_mod="document", OVERLAP=overlap)
+    _, k = _compile(tmp_path, 128, 2048, True, dtype, score_mod="none", mask_mod="document", OVERLAP=overlap)
     ops = _sass_ops(k.asm["cubin"], tmp_path)
     assert "WARPGROUP.ARRIVE" in ops  # the SASS was read (wgmma fences)
     assert ops.count("PRMT") == 0

@@ -240,11 +240,16 @@ def utlx_flex_block_start(j, n_part, kv_idx, full_kv_idx, SPARSE_KV_BLOCK_SIZE: 
 
 @triton.jit
 def utlx_flex_to_input(p, dtype: tl.constexpr, PTX_CVT: tl.constexpr):
-    """P (fp32) in the P V GEMM's input dtype. bf16 with ``PTX_CVT``: one ``cvt.rn.bf16x2.f32`` per column pair
-    (left to LLVM, the FA3 loop's conversion became one cvt per element plus a PRMT per pair, 128 PRMTs per
-    block); ``PTX_CVT`` is off only where no PTX is made (the interpreter)."""
+    """P (fp32) in the P V GEMM's input dtype. With ``PTX_CVT``: one ``cvt.rn.bf16x2.f32`` (``cvt.rn.f16x2.f32``)
+    per column pair. Left to LLVM, the FA3 loop's conversion became one cvt per element plus a PRMT per pair in
+    bf16 (128 PRMTs per block), and in fp16 a PRMT per pair too (32 per block, seen 2026-12-04 in the SASS:
+    LLVM pairs them, but the loop-carried halves are repacked); ``PTX_CVT`` is off only where no PTX is made (the
+    interpreter)."""
     if PTX_CVT and dtype == tl.bfloat16:
         return tl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f", [p], dtype=tl.bfloat16,
+                                         is_pure=True, pack=2)
+    elif PTX_CVT and dtype == tl.float16:
+        return tl.inline_asm_elementwise("cvt.rn.f16x2.f32 $0, $2, $1;", "=r,f,f", [p], dtype=tl.float16,
                                          is_pure=True, pack=2)
     else:
         return p.to(dtype)
